@@ -1,0 +1,338 @@
+// Package restclient is a typed client for the subset of Sure's /api/v1 REST
+// API that the GraphQL facade exposes: categories, chats and imports.
+//
+// The client absorbs the upstream's quirks (overflow pages, per_page
+// clamping, the non-UUID parent_id cast, two timestamp precisions) so that
+// callers never see them, and it reports every call it makes through an
+// Observer, because each call spends the caller's hourly rate limit.
+package restclient
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// DefaultTimeout bounds one upstream round trip when New is given no
+// *http.Client.
+const DefaultTimeout = 10 * time.Second
+
+// maxErrorBody caps how much of an error answer is read: proxies may send
+// large HTML pages and only the JSON error code matters.
+const maxErrorBody = 64 << 10
+
+// maxBody caps a successful answer (a page of 100 categories is ~30 KiB).
+const maxBody = 16 << 20
+
+// Call describes one HTTP request the client sent upstream. Observers use it
+// to count calls and to remember the rate-limit headers of a key.
+type Call struct {
+	Method    string
+	Path      string // URL path and query, without the base URL
+	Status    int    // 0 when the request failed before an answer
+	RateLimit *RateLimit
+	Err       error
+}
+
+// Observer is told about every request sent upstream, retries included, on
+// the goroutine that sent it.
+type Observer func(Call)
+
+// Client talks to one Sure server on behalf of one API key. The zero value
+// is not usable; build one with New and derive per-caller copies with
+// WithAPIKey. A Client is safe for concurrent use.
+type Client struct {
+	baseURL  *url.URL
+	http     *http.Client
+	apiKey   string
+	observer Observer
+	gate     Gate
+	retry    RetryPolicy
+	fetcher  Fetcher
+	now      func() time.Time
+}
+
+// RetryPolicy says how GET requests are retried. Only transport errors and
+// 502/503/504 (a proxy in front of the app) are retried: every retry spends
+// one more request of the caller's hourly budget, so retries stay few, and a
+// 429 is never retried but surfaced with its Retry-After.
+type RetryPolicy struct {
+	MaxRetries int
+	Backoff    time.Duration // wait before the first retry, doubled after each
+}
+
+// DefaultRetryPolicy retries a failed GET once after 100ms.
+var DefaultRetryPolicy = RetryPolicy{MaxRetries: 1, Backoff: 100 * time.Millisecond}
+
+// Option configures a Client built by New.
+type Option func(*Client)
+
+// WithHTTPClient sets the *http.Client used for upstream calls; its Timeout
+// bounds each attempt.
+func WithHTTPClient(hc *http.Client) Option { return func(c *Client) { c.http = hc } }
+
+// WithRetryPolicy replaces DefaultRetryPolicy.
+func WithRetryPolicy(p RetryPolicy) Option { return func(c *Client) { c.retry = p } }
+
+// WithClock sets the clock used to turn X-RateLimit-Reset into a time.
+func WithClock(now func() time.Time) Option { return func(c *Client) { c.now = now } }
+
+// New returns a Client for the Sure server at baseURL (for example
+// "https://sure.example.com"; "/api/v1" is appended). It fails when baseURL
+// is not an absolute http(s) URL.
+func New(baseURL string, opts ...Option) (*Client, error) {
+	u, err := url.Parse(strings.TrimRight(baseURL, "/"))
+	if err != nil {
+		return nil, fmt.Errorf("restclient: parse base URL: %w", err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("restclient: base URL %q is not an absolute http(s) URL", baseURL)
+	}
+	c := &Client{
+		baseURL: u.JoinPath("api", "v1"),
+		http:    &http.Client{Timeout: DefaultTimeout},
+		retry:   DefaultRetryPolicy,
+		now:     time.Now,
+	}
+	for _, o := range opts {
+		o(c)
+	}
+	return c, nil
+}
+
+// WithAPIKey returns a copy of c that authenticates as apiKey.
+func (c *Client) WithAPIKey(apiKey string) *Client {
+	cp := *c
+	cp.apiKey = apiKey
+	return &cp
+}
+
+// WithObserver returns a copy of c that reports every request to obs.
+func (c *Client) WithObserver(obs Observer) *Client {
+	cp := *c
+	cp.observer = obs
+	return &cp
+}
+
+// Gate is asked before every request is sent, retries included; an error
+// stops the request before it reaches the network and is returned as is.
+// The facade uses it to cap the upstream calls of one operation.
+type Gate func(method, path string) error
+
+// WithGate returns a copy of c that asks g before every request.
+func (c *Client) WithGate(g Gate) *Client {
+	cp := *c
+	cp.gate = g
+	return &cp
+}
+
+// WithFetcher returns a copy of c whose GET requests go through f (a
+// per-request memo, a coalescer, a cache). f receives the request's
+// identity and a function that performs it.
+func (c *Client) WithFetcher(f Fetcher) *Client {
+	cp := *c
+	cp.fetcher = f
+	return &cp
+}
+
+// APIKey returns the key this client sends.
+func (c *Client) APIKey() string { return c.apiKey }
+
+// Fetcher wraps the sending of one GET. key identifies the request (API key
+// and URL); fetch sends it. Implementations may answer from memory or share
+// one fetch between callers, but must never share answers across API keys.
+type Fetcher interface {
+	Fetch(ctx context.Context, key RequestKey, fetch func(context.Context) (*Response, error)) (*Response, error)
+}
+
+// RequestKey identifies a GET: the API key it is sent with and its path and
+// query relative to the base URL.
+type RequestKey struct {
+	APIKey string
+	Path   string
+}
+
+// Response is an upstream answer whose body has been read. It is immutable,
+// so fetchers may hand the same Response to several callers.
+type Response struct {
+	Status    int
+	Body      []byte
+	RateLimit *RateLimit
+}
+
+// get sends a GET to path (relative to /api/v1) with query and decodes the
+// JSON answer into out.
+func (c *Client) get(ctx context.Context, path string, query url.Values, out any) error {
+	rel := path
+	if len(query) > 0 {
+		rel += "?" + query.Encode()
+	}
+	fetch := func(ctx context.Context) (*Response, error) {
+		return c.send(ctx, http.MethodGet, path, query, nil)
+	}
+	var (
+		resp *Response
+		err  error
+	)
+	if c.fetcher != nil {
+		resp, err = c.fetcher.Fetch(ctx, RequestKey{APIKey: c.apiKey, Path: rel}, fetch)
+	} else {
+		resp, err = fetch(ctx)
+	}
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(resp.Body, out); err != nil {
+		return &UnavailableError{Op: "GET " + rel, Err: fmt.Errorf("decode answer: %w", err)}
+	}
+	return nil
+}
+
+// write sends a POST or PATCH with a JSON body and decodes the answer.
+// Writes are never retried: the upstream may have applied them.
+func (c *Client) write(ctx context.Context, method, path string, body, out any) error {
+	resp, err := c.send(ctx, method, path, nil, body)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(resp.Body, out); err != nil {
+		return &UnavailableError{Op: method + " " + path, Err: fmt.Errorf("decode answer: %w", err)}
+	}
+	return nil
+}
+
+// send performs the request with retries (GET only) and turns any non-2xx
+// answer into a typed error.
+func (c *Client) send(ctx context.Context, method, path string, query url.Values, body any) (*Response, error) {
+	var payload []byte
+	if body != nil {
+		var err error
+		if payload, err = json.Marshal(body); err != nil {
+			return nil, fmt.Errorf("restclient: encode %s %s body: %w", method, path, err)
+		}
+	}
+	attempts := 1
+	if method == http.MethodGet {
+		attempts += max(c.retry.MaxRetries, 0)
+	}
+	backoff := c.retry.Backoff
+	var lastErr error
+	for attempt := 0; attempt < attempts; attempt++ {
+		if attempt > 0 {
+			if err := sleep(ctx, backoff); err != nil {
+				return nil, lastErr
+			}
+			backoff *= 2
+		}
+		resp, err := c.once(ctx, method, path, query, payload)
+		if err == nil {
+			return resp, nil
+		}
+		lastErr = err
+		if !retryable(err) || ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, lastErr
+}
+
+// retryable reports whether a failed GET may succeed when sent again.
+func retryable(err error) bool {
+	var ue *UnavailableError
+	if !errors.As(err, &ue) {
+		return false
+	}
+	switch ue.Status {
+	case 0, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	}
+	return false
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// once sends one request and reads its answer.
+func (c *Client) once(ctx context.Context, method, path string, query url.Values, payload []byte) (*Response, error) {
+	u := c.baseURL.JoinPath(path)
+	u.RawQuery = query.Encode()
+	op := method + " " + strings.TrimPrefix(u.RequestURI(), c.baseURL.Path)
+
+	var body io.Reader
+	if payload != nil {
+		body = bytes.NewReader(payload)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), body)
+	if err != nil {
+		return nil, fmt.Errorf("restclient: build %s: %w", op, err)
+	}
+	req.Header.Set("Accept", "application/json")
+	// Only the API key authenticates: an Authorization header would make the
+	// server try OAuth first and answer 401 even for a valid key.
+	req.Header.Set("X-Api-Key", c.apiKey)
+	if payload != nil {
+		// Without this header Rails reads the body as form data and the
+		// title goes missing (422).
+		req.Header.Set("Content-Type", "application/json")
+	}
+
+	call := Call{Method: method, Path: strings.TrimPrefix(u.RequestURI(), c.baseURL.Path)}
+	if c.gate != nil {
+		if err := c.gate(method, call.Path); err != nil {
+			return nil, &GateError{Err: err}
+		}
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		err = &UnavailableError{Op: op, Err: err}
+		call.Err = err
+		c.observe(call)
+		return nil, err
+	}
+	defer resp.Body.Close()
+
+	call.Status = resp.StatusCode
+	call.RateLimit = parseRateLimit(resp.Header, c.now())
+	limit := int64(maxBody)
+	if resp.StatusCode >= 300 {
+		limit = maxErrorBody
+	}
+	data, readErr := io.ReadAll(io.LimitReader(resp.Body, limit))
+	if readErr != nil {
+		err := &UnavailableError{Op: op, Status: resp.StatusCode, Err: fmt.Errorf("read answer: %w", readErr)}
+		call.Err = err
+		c.observe(call)
+		return nil, err
+	}
+	if err := checkResponse(op, resp, data, c.now()); err != nil {
+		call.Err = err
+		c.observe(call)
+		return nil, err
+	}
+	c.observe(call)
+	return &Response{Status: resp.StatusCode, Body: data, RateLimit: call.RateLimit}, nil
+}
+
+func (c *Client) observe(call Call) {
+	if c.observer != nil {
+		c.observer(call)
+	}
+}

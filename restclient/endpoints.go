@@ -1,0 +1,164 @@
+package restclient
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/google/uuid"
+)
+
+// MaxPerPage is the largest per_page the categories endpoint honours; any
+// larger value is silently replaced by 25, so it is never sent.
+const MaxPerPage = 100
+
+// ChatsPerPage is the fixed page size of GET /chats (per_page is ignored).
+const ChatsPerPage = 20
+
+// MessagesPerPage is the fixed page size of a chat's messages.
+const MessagesPerPage = 50
+
+// CanonicalID returns the canonical form of a UUID, or an *InvalidIDError.
+// uuid.Parse accepts braces and URNs, so the parsed value's String() is sent,
+// never the caller's text.
+func CanonicalID(field, id string) (string, error) {
+	u, err := uuid.Parse(id)
+	if err != nil {
+		return "", &InvalidIDError{Field: field, Value: id}
+	}
+	return u.String(), nil
+}
+
+// ListCategoriesOptions are the filters and page of GET /categories. Zero
+// values are not sent.
+type ListCategoriesOptions struct {
+	Page           int
+	PerPage        int    // 1..MaxPerPage; 0 leaves the server default (25)
+	Classification string // "income" or "expense"
+	RootsOnly      bool
+	ParentID       string // must be a UUID: the server turns junk into "roots"
+}
+
+// ListCategories fetches one page of the family's categories, ordered by
+// name then id.
+func (c *Client) ListCategories(ctx context.Context, opts ListCategoriesOptions) (*CategoryPage, error) {
+	q := url.Values{}
+	if opts.Page > 0 {
+		q.Set("page", strconv.Itoa(opts.Page))
+	}
+	if opts.PerPage > 0 {
+		q.Set("per_page", strconv.Itoa(min(opts.PerPage, MaxPerPage)))
+	}
+	if opts.Classification != "" {
+		q.Set("classification", opts.Classification)
+	}
+	if opts.RootsOnly {
+		q.Set("roots_only", "true")
+	}
+	if opts.ParentID != "" {
+		id, err := CanonicalID("parent_id", opts.ParentID)
+		if err != nil {
+			return nil, err
+		}
+		q.Set("parent_id", id)
+	}
+	var page CategoryPage
+	if err := c.get(ctx, "categories", q, &page); err != nil {
+		return nil, err
+	}
+	return &page, nil
+}
+
+// GetCategory fetches one category.
+func (c *Client) GetCategory(ctx context.Context, id string) (*Category, error) {
+	id, err := CanonicalID("id", id)
+	if err != nil {
+		return nil, err
+	}
+	var cat Category
+	if err := c.get(ctx, "categories/"+url.PathEscape(id), nil, &cat); err != nil {
+		return nil, err
+	}
+	return &cat, nil
+}
+
+// ListChats fetches one page (20 chats) of the user's chats, newest first.
+func (c *Client) ListChats(ctx context.Context, page int) (*ChatPage, error) {
+	q := url.Values{}
+	if page > 0 {
+		q.Set("page", strconv.Itoa(page))
+	}
+	var out ChatPage
+	if err := c.get(ctx, "chats", q, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// GetChat fetches one chat with the given page (50 messages) of its
+// messages, oldest first.
+func (c *Client) GetChat(ctx context.Context, id string, page int) (*Chat, error) {
+	id, err := CanonicalID("id", id)
+	if err != nil {
+		return nil, err
+	}
+	q := url.Values{}
+	if page > 1 {
+		q.Set("page", strconv.Itoa(page))
+	}
+	var out Chat
+	if err := c.get(ctx, "chats/"+url.PathEscape(id), q, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// CreateChatRequest is the body of POST /chats. Empty Message and Model are
+// omitted.
+type CreateChatRequest struct {
+	Title   string `json:"title"`
+	Message string `json:"message,omitempty"`
+	Model   string `json:"model,omitempty"`
+}
+
+// CreateChat creates a chat. A blank title is answered 422 (an *APIError
+// with Details).
+func (c *Client) CreateChat(ctx context.Context, req CreateChatRequest) (*Chat, error) {
+	var out Chat
+	if err := c.write(ctx, http.MethodPost, "chats", req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// UpdateChat renames a chat.
+func (c *Client) UpdateChat(ctx context.Context, id, title string) (*Chat, error) {
+	id, err := CanonicalID("id", id)
+	if err != nil {
+		return nil, err
+	}
+	var out Chat
+	body := struct {
+		Title string `json:"title"`
+	}{title}
+	if err := c.write(ctx, http.MethodPatch, "chats/"+url.PathEscape(id), body, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// GetImport fetches one import.
+func (c *Client) GetImport(ctx context.Context, id string) (*Import, error) {
+	id, err := CanonicalID("id", id)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Data Import `json:"data"`
+	}
+	if err := c.get(ctx, "imports/"+url.PathEscape(id), nil, &out); err != nil {
+		return nil, err
+	}
+	return &out.Data, nil
+}

@@ -1,0 +1,185 @@
+package restclient
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// APIError is a JSON error answer of the upstream (4xx, or a 5xx that the
+// app itself produced).
+type APIError struct {
+	Op         string   // "GET /categories/…", for logs; never shown to callers
+	StatusCode int      // HTTP status
+	Code       string   // the body's "error" value, e.g. "insufficient_scope"
+	Message    string   // the body's "message", when present
+	Details    []string // the body's "details" (422 validation messages)
+}
+
+func (e *APIError) Error() string {
+	msg := e.Message
+	if msg == "" {
+		msg = e.Code
+	}
+	return fmt.Sprintf("restclient: %s: %d %s", e.Op, e.StatusCode, msg)
+}
+
+// RateLimitError is a 429 answer: the key has spent its hourly budget.
+type RateLimitError struct {
+	APIError
+	RetryAfter time.Duration
+}
+
+func (e *RateLimitError) Error() string {
+	return fmt.Sprintf("restclient: %s: rate limited, retry after %s", e.Op, e.RetryAfter)
+}
+
+// UnavailableError means the upstream gave no usable answer: it was
+// unreachable, timed out, answered 5xx (or an HTML page from a proxy), or
+// sent a body that is not the JSON it documents.
+type UnavailableError struct {
+	Op     string
+	Status int // 0 when no answer arrived
+	Err    error
+}
+
+func (e *UnavailableError) Error() string {
+	if e.Status != 0 {
+		return fmt.Sprintf("restclient: %s: upstream unavailable (status %d): %v", e.Op, e.Status, e.Err)
+	}
+	return fmt.Sprintf("restclient: %s: upstream unavailable: %v", e.Op, e.Err)
+}
+
+func (e *UnavailableError) Unwrap() error { return e.Err }
+
+// InvalidIDError is returned, before any request is sent, for an id that is
+// not a UUID. The upstream would answer 404 for a path id, but for
+// parent_id it casts junk to NULL and answers the root categories.
+type InvalidIDError struct {
+	Field string
+	Value string
+}
+
+func (e *InvalidIDError) Error() string {
+	return fmt.Sprintf("restclient: %s %q is not a UUID", e.Field, e.Value)
+}
+
+// IsNotFound reports whether err is an upstream 404.
+func IsNotFound(err error) bool {
+	var ae *APIError
+	if errors.As(err, &ae) {
+		return ae.StatusCode == http.StatusNotFound
+	}
+	return false
+}
+
+// As lets errors.As find the embedded APIError of a RateLimitError.
+func (e *RateLimitError) Unwrap() error { return &e.APIError }
+
+// errorBody is the upstream's error shape; every field is optional.
+type errorBody struct {
+	Error   string          `json:"error"`
+	Message string          `json:"message"`
+	Details json.RawMessage `json:"details"`
+}
+
+// checkResponse returns nil for 2xx answers and a typed error otherwise.
+func checkResponse(op string, resp *http.Response, body []byte, now time.Time) error {
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		if !isJSON(resp.Header.Get("Content-Type"), body) {
+			return &UnavailableError{Op: op, Status: resp.StatusCode, Err: errors.New("answer is not JSON")}
+		}
+		return nil
+	}
+	var eb errorBody
+	jsonErr := json.Unmarshal(body, &eb)
+	if resp.StatusCode >= 500 || (jsonErr != nil && resp.StatusCode != http.StatusTooManyRequests) {
+		// 5xx, or a non-JSON 4xx (an HTML page from a proxy in front of the
+		// app): nothing the caller can act on.
+		cause := fmt.Errorf("status %d", resp.StatusCode)
+		if jsonErr == nil && eb.Error != "" {
+			cause = fmt.Errorf("%s", eb.Error)
+		}
+		return &UnavailableError{Op: op, Status: resp.StatusCode, Err: cause}
+	}
+	ae := APIError{Op: op, StatusCode: resp.StatusCode, Code: eb.Error, Message: eb.Message, Details: parseDetails(eb.Details)}
+	if resp.StatusCode == http.StatusTooManyRequests {
+		return &RateLimitError{APIError: ae, RetryAfter: retryAfter(resp.Header, now)}
+	}
+	return &ae
+}
+
+// parseDetails accepts the 422 list of messages; any other shape (the 429
+// object) is not a list of messages and is dropped.
+func parseDetails(raw json.RawMessage) []string {
+	var list []string
+	if len(raw) > 0 && json.Unmarshal(raw, &list) == nil {
+		return list
+	}
+	return nil
+}
+
+func isJSON(contentType string, body []byte) bool {
+	if strings.Contains(contentType, "json") {
+		return true
+	}
+	return json.Valid(body)
+}
+
+// retryAfter reads Retry-After (seconds or an HTTP date); a missing or
+// unreadable value falls back to X-RateLimit-Reset, then to one minute.
+func retryAfter(h http.Header, now time.Time) time.Duration {
+	if v := strings.TrimSpace(h.Get("Retry-After")); v != "" {
+		if s, err := strconv.Atoi(v); err == nil && s >= 0 {
+			return time.Duration(s) * time.Second
+		}
+		if t, err := http.ParseTime(v); err == nil {
+			return max(t.Sub(now), 0)
+		}
+	}
+	if rl := parseRateLimit(h, now); rl != nil && rl.Reset > 0 {
+		return rl.Reset
+	}
+	return time.Minute
+}
+
+// RateLimit is the upstream's view of a key's hourly budget, read from the
+// X-RateLimit-* headers of an answer.
+type RateLimit struct {
+	Limit     int
+	Remaining int
+	// Reset is how long until the window resets: Sure sends seconds until
+	// the reset, not an epoch time as GitHub does.
+	Reset   time.Duration
+	ResetAt time.Time
+}
+
+// parseRateLimit returns nil when the answer carries no X-RateLimit-Limit.
+func parseRateLimit(h http.Header, now time.Time) *RateLimit {
+	limit, err := strconv.Atoi(strings.TrimSpace(h.Get("X-RateLimit-Limit")))
+	if err != nil {
+		return nil
+	}
+	rl := &RateLimit{Limit: limit, Remaining: -1}
+	if v, err := strconv.Atoi(strings.TrimSpace(h.Get("X-RateLimit-Remaining"))); err == nil {
+		rl.Remaining = v
+	}
+	if v, err := strconv.ParseInt(strings.TrimSpace(h.Get("X-RateLimit-Reset")), 10, 64); err == nil && v >= 0 && v < 1<<31 {
+		rl.Reset = time.Duration(v) * time.Second
+		rl.ResetAt = now.Add(rl.Reset).Truncate(time.Second)
+	}
+	return rl
+}
+
+// GateError is returned when the client's Gate refused a request: nothing
+// was sent. It is local to the operation that asked, never an upstream
+// answer, so shared fetches must not hand it to other callers.
+type GateError struct{ Err error }
+
+func (e *GateError) Error() string { return e.Err.Error() }
+
+func (e *GateError) Unwrap() error { return e.Err }
