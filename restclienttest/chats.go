@@ -1,0 +1,224 @@
+package restclienttest
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+)
+
+// defaultModel is the model the upstream records on a first message created
+// without one.
+const defaultModel = "gpt-4.1"
+
+// chatSummaryJSON is an element of the upstream's chat list.
+type chatSummaryJSON struct {
+	ID            string  `json:"id"`
+	Title         string  `json:"title"`
+	LastMessageAt *string `json:"last_message_at"`
+	MessageCount  int     `json:"message_count"`
+	Error         *string `json:"error"`
+	CreatedAt     string  `json:"created_at"`
+	UpdatedAt     string  `json:"updated_at"`
+}
+
+// chatJSON is the upstream's Chat (show, create, update): one page of its
+// messages, oldest first, with the pagination of the messages.
+type chatJSON struct {
+	ID         string        `json:"id"`
+	Title      string        `json:"title"`
+	Error      *string       `json:"error"`
+	CreatedAt  string        `json:"created_at"`
+	UpdatedAt  string        `json:"updated_at"`
+	Messages   []messageJSON `json:"messages"`
+	Pagination pagination    `json:"pagination"`
+}
+
+// messageJSON is the upstream's Message: "model" only on assistant messages,
+// "tool_calls" only on assistant messages that made some.
+type messageJSON struct {
+	ID        string         `json:"id"`
+	Type      string         `json:"type"`
+	Role      string         `json:"role"`
+	Content   string         `json:"content"`
+	CreatedAt string         `json:"created_at"`
+	UpdatedAt string         `json:"updated_at"`
+	Model     *string        `json:"model,omitempty"`
+	ToolCalls []toolCallJSON `json:"tool_calls,omitempty"`
+}
+
+type toolCallJSON struct {
+	ID                string          `json:"id"`
+	FunctionName      string          `json:"function_name"`
+	FunctionArguments json.RawMessage `json:"function_arguments"`
+	FunctionResult    json.RawMessage `json:"function_result"` // nil renders as null
+	CreatedAt         string          `json:"created_at"`
+}
+
+func (ch *chat) summaryJSON() chatSummaryJSON {
+	out := chatSummaryJSON{
+		ID:           ch.id,
+		Title:        ch.title,
+		MessageCount: len(ch.messages),
+		Error:        optional(ch.errMsg),
+		CreatedAt:    iso8601(ch.createdAt),
+		UpdatedAt:    iso8601(ch.updatedAt),
+	}
+	if n := len(ch.messages); n > 0 {
+		last := iso8601(ch.messages[n-1].createdAt)
+		out.LastMessageAt = &last
+	}
+	return out
+}
+
+// toJSON renders the chat with the requested page of its messages.
+func (ch *chat) toJSON(page int) chatJSON {
+	p, from, to := paginate(len(ch.messages), page, messagesPerPage)
+	msgs := make([]messageJSON, 0, to-from)
+	for _, m := range ch.messages[from:to] {
+		msgs = append(msgs, m.toJSON())
+	}
+	return chatJSON{
+		ID:         ch.id,
+		Title:      ch.title,
+		Error:      optional(ch.errMsg),
+		CreatedAt:  iso8601(ch.createdAt),
+		UpdatedAt:  iso8601(ch.updatedAt),
+		Messages:   msgs,
+		Pagination: p,
+	}
+}
+
+func (m *message) toJSON() messageJSON {
+	out := messageJSON{
+		ID:        m.id,
+		Type:      "user_message",
+		Role:      "user",
+		Content:   m.content,
+		CreatedAt: iso8601(m.createdAt),
+		UpdatedAt: iso8601(m.updatedAt),
+	}
+	if !m.assistant {
+		return out
+	}
+	out.Type, out.Role = "assistant_message", "assistant"
+	model := m.model
+	out.Model = &model
+	for _, tc := range m.toolCalls {
+		out.ToolCalls = append(out.ToolCalls, toolCallJSON{
+			ID:                tc.id,
+			FunctionName:      tc.functionName,
+			FunctionArguments: tc.arguments,
+			FunctionResult:    tc.result,
+			CreatedAt:         iso8601(tc.createdAt),
+		})
+	}
+	return out
+}
+
+// chatNotFound is the upstream's 404 for chats: no "message" member.
+func chatNotFound() response {
+	return jsonResponse(http.StatusNotFound, errorBody{Error: "Chat not found"})
+}
+
+// blankTitle is the upstream's validation failure for a blank chat title.
+func blankTitle(action string) response {
+	return jsonResponse(http.StatusUnprocessableEntity, errorBody{
+		Error:   "Failed to " + action + " chat",
+		Details: []string{"Title can't be blank"},
+	})
+}
+
+// findChat looks the call's {id} up among the user's chats.
+func (c *call) findChat() *chat {
+	id, ok := castUUID(c.id)
+	if !ok {
+		return nil
+	}
+	return c.key.user.load().chatByID[id]
+}
+
+// listChats is GET /api/v1/chats: newest first, 20 a page whatever per_page
+// says (the reported per_page is 20).
+func (s *Server) listChats(c *call) response {
+	chats := c.key.user.load().newestFirst()
+	page, from, to := paginate(len(chats), pageParam(c.query["page"]), chatsPerPage)
+	out := make([]chatSummaryJSON, 0, to-from)
+	for _, ch := range chats[from:to] {
+		out = append(out, ch.summaryJSON())
+	}
+	return jsonResponse(http.StatusOK, struct {
+		Chats      []chatSummaryJSON `json:"chats"`
+		Pagination pagination        `json:"pagination"`
+	}{out, page})
+}
+
+// showChat is GET /api/v1/chats/{id}: messages oldest first, 50 a page.
+func (s *Server) showChat(c *call) response {
+	ch := c.findChat()
+	if ch == nil {
+		return chatNotFound()
+	}
+	return jsonResponse(http.StatusOK, ch.toJSON(pageParam(c.query["page"])))
+}
+
+// createChat is POST /api/v1/chats. The title is required; a non-blank
+// message becomes the first user message (the assistant's answer would come
+// asynchronously, and never does here).
+func (s *Server) createChat(c *call) response {
+	p, err := c.query.withBody(c.req.Header.Get("Content-Type"), c.body)
+	if err != nil {
+		return badRequest()
+	}
+	if !p.present("title") {
+		return blankTitle("create")
+	}
+	ch := &chat{id: s.mint("chat"), title: p["title"], createdAt: c.now, updatedAt: c.now}
+	if p.present("message") {
+		model := p["model"]
+		if blank(model) {
+			model = defaultModel
+		}
+		ch.messages = append(ch.messages, &message{
+			id:        s.mint("message"),
+			content:   p["message"],
+			model:     model,
+			createdAt: c.now,
+			updatedAt: c.now,
+		})
+	}
+	c.key.user.load().addChat(ch)
+	return jsonResponse(http.StatusCreated, ch.toJSON(pageParam(p["page"])))
+}
+
+// updateChat is PATCH (or PUT) /api/v1/chats/{id}. Only a title that is sent
+// is validated: a body without one (or one the server cannot read, e.g. JSON
+// without its Content-Type) changes nothing and answers 200. updated_at moves
+// only when the title really changes, as with ActiveRecord's update.
+func (s *Server) updateChat(c *call) response {
+	// Rails parses the body as soon as the controller reads params, before it
+	// looks the chat up.
+	p, err := c.query.withBody(c.req.Header.Get("Content-Type"), c.body)
+	if err != nil {
+		return badRequest()
+	}
+	ch := c.findChat()
+	if ch == nil {
+		return chatNotFound()
+	}
+	if p.has("title") {
+		if blank(p["title"]) {
+			return blankTitle("update")
+		}
+		if p["title"] != ch.title {
+			ch.title = p["title"]
+			ch.updatedAt = c.now
+		}
+	}
+	return jsonResponse(http.StatusOK, ch.toJSON(pageParam(p["page"])))
+}
+
+// mint returns a fresh deterministic id for a record created at runtime.
+func (s *Server) mint(kind string) string {
+	s.minted++
+	return seedID(fmt.Sprintf("runtime/%s/%d", kind, s.minted))
+}

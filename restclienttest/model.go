@@ -1,0 +1,167 @@
+package restclienttest
+
+import (
+	"encoding/json"
+	"sort"
+	"time"
+)
+
+// family owns categories and imports: the upstream scopes both to the API
+// key's family.
+type family struct {
+	categories   []*category // ordered by name then id: the list endpoint's order
+	categoryByID map[string]*category
+	imports      []*importRecord // in creation order
+	importByID   map[string]*importRecord
+
+	// seed, when set, fills the family on first use and is then cleared: it
+	// keeps New() fast for the large family most tests never touch.
+	seed func(*family)
+}
+
+// user owns chats: the upstream scopes them to the API key's user.
+type user struct {
+	aiEnabled bool
+	chats     []*chat // in creation order; the list endpoint sorts them
+	chatByID  map[string]*chat
+
+	seed func(*user) // as family.seed
+}
+
+type category struct {
+	id, name       string
+	classification string // "income" or "expense"; a subcategory has its parent's
+	color, icon    string // a subcategory has its parent's color (Sure's inherit_color_from_parent)
+	parent         *category
+	subcategories  int
+	createdAt      time.Time
+	updatedAt      time.Time
+}
+
+type chat struct {
+	id, title string
+	errMsg    string // "" when the chat has no error: rendered as null
+	seq       int    // creation order, to break created_at ties deterministically
+	createdAt time.Time
+	updatedAt time.Time
+	messages  []*message // oldest first
+}
+
+type message struct {
+	id        string
+	assistant bool // AssistantMessage when true, UserMessage otherwise
+	content   string
+	model     string // stored for every message, rendered for assistant messages only
+	toolCalls []toolCall
+	createdAt time.Time
+	updatedAt time.Time
+}
+
+type toolCall struct {
+	id           string
+	functionName string
+	arguments    json.RawMessage // a JSON object
+	result       json.RawMessage // any JSON; nil renders as null
+	createdAt    time.Time
+}
+
+type importRecord struct {
+	id, kind, status string
+	accountID        string // "" renders as null
+	errMsg           string // "" means the "error" key is absent
+	config           importConfig
+	rowsCount        int
+	validRowsCount   int
+	createdAt        time.Time
+	updatedAt        time.Time
+}
+
+// importConfig is the column mapping of an import; every field may be null,
+// so it doubles as its own JSON shape.
+type importConfig struct {
+	DateColLabel      *string `json:"date_col_label"`
+	AmountColLabel    *string `json:"amount_col_label"`
+	NameColLabel      *string `json:"name_col_label"`
+	CategoryColLabel  *string `json:"category_col_label"`
+	TagsColLabel      *string `json:"tags_col_label"`
+	NotesColLabel     *string `json:"notes_col_label"`
+	AccountColLabel   *string `json:"account_col_label"`
+	DateFormat        *string `json:"date_format"`
+	NumberFormat      *string `json:"number_format"`
+	SignageConvention *string `json:"signage_convention"`
+}
+
+func newFamily(seed func(*family)) *family {
+	return &family{
+		categoryByID: map[string]*category{},
+		importByID:   map[string]*importRecord{},
+		seed:         seed,
+	}
+}
+
+func newUser(aiEnabled bool, seed func(*user)) *user {
+	return &user{aiEnabled: aiEnabled, chatByID: map[string]*chat{}, seed: seed}
+}
+
+// load runs the pending seed, if any. Callers hold Server.mu.
+func (f *family) load() *family {
+	if seed := f.seed; seed != nil {
+		f.seed = nil
+		seed(f)
+	}
+	return f
+}
+
+// load runs the pending seed, if any. Callers hold Server.mu.
+func (u *user) load() *user {
+	if seed := u.seed; seed != nil {
+		u.seed = nil
+		seed(u)
+	}
+	return u
+}
+
+// addCategories stores cats, counts subcategories and restores the list order.
+func (f *family) addCategories(cats ...*category) {
+	for _, c := range cats {
+		f.categories = append(f.categories, c)
+		f.categoryByID[c.id] = c
+		if c.parent != nil {
+			c.parent.subcategories++
+		}
+	}
+	// Byte order, like a PostgreSQL "C" collation; id breaks ties so that
+	// pages never overlap.
+	sort.Slice(f.categories, func(i, j int) bool {
+		a, b := f.categories[i], f.categories[j]
+		if a.name != b.name {
+			return a.name < b.name
+		}
+		return a.id < b.id
+	})
+}
+
+func (f *family) addImport(imp *importRecord) {
+	f.imports = append(f.imports, imp)
+	f.importByID[imp.id] = imp
+}
+
+func (u *user) addChat(c *chat) {
+	c.seq = len(u.chats)
+	u.chats = append(u.chats, c)
+	u.chatByID[c.id] = c
+}
+
+// newestFirst returns the user's chats as the upstream lists them:
+// created_at descending (the later-created first on a tie).
+func (u *user) newestFirst() []*chat {
+	out := make([]*chat, len(u.chats))
+	copy(out, u.chats)
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].createdAt.Equal(out[j].createdAt) {
+			return out[i].createdAt.After(out[j].createdAt)
+		}
+		return out[i].seq > out[j].seq
+	})
+	return out
+}

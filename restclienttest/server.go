@@ -1,0 +1,257 @@
+package restclienttest
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// maxBodyBytes bounds the request bodies the fake reads.
+const maxBodyBytes = 1 << 20
+
+// Server is the fake upstream: an http.Handler serving the paths under
+// /api/v1. All state sits behind one mutex; an answer is computed under it and
+// written after it is released.
+type Server struct {
+	mu       sync.Mutex
+	keys     map[string]*apiKey
+	clock    func() time.Time
+	delay    time.Duration
+	windows  map[string]*rateWindow // rate-limit window of each API key
+	failures []*failure             // pending FailNext answers, oldest first
+	log      []Request
+	minted   int // records created at runtime, numbered for deterministic ids
+}
+
+// Request is one request as the fake recorded it.
+type Request struct {
+	Method   string
+	Path     string
+	RawQuery string
+	APIKey   string
+	Status   int // the status the fake answered (or would have, had the client waited)
+}
+
+// failure is a pending FailNext answer.
+type failure struct {
+	pathPrefix  string
+	remaining   int
+	status      int
+	contentType string
+	body        string
+}
+
+// call is one authenticated, routed request handed to an endpoint.
+type call struct {
+	key   *apiKey
+	req   *http.Request
+	body  []byte
+	query params
+	id    string // the {id} path segment, as sent
+	now   time.Time
+}
+
+// New returns a seeded server, ready to serve. The seed is deterministic: the
+// same ids every run. The large family is only built when first used.
+func New() *Server {
+	return &Server{
+		keys:    newKeys(),
+		clock:   time.Now,
+		windows: map[string]*rateWindow{},
+	}
+}
+
+// ServeHTTP answers one request the way the upstream would.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// Read the body before taking the lock: a slow client must not stall
+	// everybody else.
+	var body []byte
+	if r.Body != nil {
+		body, _ = io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	}
+	resp, delay := s.handle(r, body)
+	if delay > 0 && !sleep(r.Context(), delay) {
+		return // the client gave up; the work is done and recorded, the answer is lost
+	}
+	resp.write(w)
+}
+
+// handle runs the upstream's checks in its order: authentication, rate limit,
+// routing, then (for chats) AI features and scope, then the endpoint. It also
+// returns the delay to apply before answering.
+func (s *Server) handle(r *http.Request, body []byte) (response, time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	keyName := r.Header.Get("X-Api-Key")
+	key, known := s.keys[keyName]
+	// The upstream tries OAuth first whenever an Authorization header is
+	// present, and fails, even when the API key is valid. Unauthenticated
+	// requests are recorded (the caller did spend a round trip) but do not
+	// count against any rate limit.
+	if _, oauth := r.Header["Authorization"]; oauth || !known {
+		resp := unauthorized()
+		s.record(r, keyName, resp.status)
+		return resp, s.delay
+	}
+
+	now := s.clock()
+	rate := hitRateLimit(s.windows, keyName, key.limit, now)
+	var resp response
+	if f := s.takeFailure(r.URL.Path); f != nil {
+		// An injected failure plays a proxy in front of the app: it answers
+		// as told, without the app's rate-limit headers, and touches no data.
+		resp = f.response()
+	} else {
+		if rate.allowed {
+			resp = s.route(&call{key: key, req: r, body: body, query: queryParams(r.URL.RawQuery), now: now})
+		} else {
+			resp = rate.tooManyRequests()
+		}
+		rate.setHeaders(resp.header)
+	}
+	s.record(r, keyName, resp.status)
+	return resp, s.delay
+}
+
+// record appends a request to the log; s.mu is held.
+func (s *Server) record(r *http.Request, keyName string, status int) {
+	s.log = append(s.log, Request{
+		Method:   r.Method,
+		Path:     r.URL.Path,
+		RawQuery: r.URL.RawQuery,
+		APIKey:   keyName,
+		Status:   status,
+	})
+}
+
+// takeFailure consumes one pending failure matching path, if any.
+func (s *Server) takeFailure(path string) *failure {
+	for i, f := range s.failures {
+		if strings.HasPrefix(path, f.pathPrefix) {
+			if f.remaining--; f.remaining == 0 {
+				s.failures = append(s.failures[:i], s.failures[i+1:]...)
+			}
+			return f
+		}
+	}
+	return nil
+}
+
+func (f *failure) response() response {
+	h := http.Header{}
+	if f.contentType != "" {
+		h.Set("Content-Type", f.contentType)
+	}
+	return response{status: f.status, header: h, body: []byte(f.body)}
+}
+
+// sleep waits d, or until ctx is done; it reports whether d elapsed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// Requests returns a copy of the log of requests, in arrival order. Every
+// one is there, whatever its status (401, 4xx and 429 included).
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Request, len(s.log))
+	copy(out, s.log)
+	return out
+}
+
+// Calls returns the number of recorded requests.
+func (s *Server) Calls() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.log)
+}
+
+// CallsFor returns the number of recorded requests made with key.
+func (s *Server) CallsFor(key string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, r := range s.log {
+		if r.APIKey == key {
+			n++
+		}
+	}
+	return n
+}
+
+// Reset clears the request log and the rate-limit windows. Data (including
+// chats created through the API), rate-limit overrides, pending failures,
+// the clock and the delay are kept.
+func (s *Server) Reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.log = nil
+	s.windows = map[string]*rateWindow{}
+}
+
+// SetRateLimit sets the requests per hour allowed to key (a key unknown to the
+// fake is ignored). Requests already counted in the current window stay
+// counted.
+func (s *Server) SetRateLimit(key string, limitPerHour int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if k, ok := s.keys[key]; ok {
+		k.limit = limitPerHour
+	}
+}
+
+// SetClock replaces the clock (time.Now by default; nil restores it). It
+// drives the rate-limit windows and the timestamps of created or updated
+// chats. It is called with the server's lock held: it must not call back into
+// the Server.
+func (s *Server) SetClock(now func() time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if now == nil {
+		now = time.Now
+	}
+	s.clock = now
+}
+
+// FailNext makes the next n authenticated requests whose path starts with
+// pathPrefix (e.g. "/api/v1/chats") answer status with the given content type
+// and body (e.g. 503 text/html "<html>..."), as a proxy in front of the app
+// would: no data is touched and no rate-limit header is sent. They are still
+// recorded and count against the rate limit. When several FailNext are
+// pending, the oldest matching one answers first.
+func (s *Server) FailNext(pathPrefix string, n int, status int, contentType, body string) {
+	if n <= 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failures = append(s.failures, &failure{
+		pathPrefix:  pathPrefix,
+		remaining:   n,
+		status:      status,
+		contentType: contentType,
+		body:        body,
+	})
+}
+
+// SetDelay makes every request wait d before it is answered (0 turns it off).
+// The request is processed and recorded first; if its context ends during the
+// wait, the answer is dropped, as when a real upstream is too slow for the
+// client.
+func (s *Server) SetDelay(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.delay = d
+}
