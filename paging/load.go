@@ -1,0 +1,206 @@
+package paging
+
+import (
+	"context"
+	"sync"
+)
+
+// overflowPage is a page number past the end of any real list. The upstream
+// answers a page past the end with its LAST page (pagy overflow), which
+// gives the list's tail and length in one call; that is how `last` without
+// `before` is answered.
+const overflowPage = 1_000_000
+
+// maxRounds bounds the rounds of page requests of one Load: the first
+// round, then refills when the server reported another page size or the
+// list's end was unknown.
+const maxRounds = 3
+
+// Page is one upstream page as the server reported it.
+type Page[T any] struct {
+	Items   []T
+	Page    int // the page the server answered (lower than asked on overflow)
+	PerPage int // the page size the server used
+	Total   int // pagination.total_count
+}
+
+// Source reads the pages of one list.
+type Source[T any] struct {
+	// FixedPageSize is the page size the server imposes (chats: 20,
+	// messages: 50), or 0 when the client chooses per_page.
+	FixedPageSize int
+	// MaxPerPage is the largest per_page the server honours when the client
+	// chooses (categories: 100; a larger value is silently reset to 25).
+	MaxPerPage int
+	// Fetch reads one page; perPage is 0 for fixed-size lists.
+	Fetch func(ctx context.Context, page, perPage int) (Page[T], error)
+}
+
+// Result is a window of items with the window's position.
+type Result[T any] struct {
+	Window
+	Items []T
+}
+
+type pageRequest struct{ page, perPage int }
+
+// Load answers r from src with as few page requests as the upstream allows:
+// a window that is empty by arithmetic costs nothing, a window that fits one
+// page of some size costs one request, and pages of fixed-size lists are
+// fetched in parallel. Items are placed by the page and page size the server
+// reported, so overflow answers and ignored per_page values never duplicate
+// items.
+func Load[T any](ctx context.Context, r Request, src Source[T]) (Result[T], error) {
+	if w, empty, known := r.Empty(); empty && known {
+		return Result[T]{Window: w}, nil
+	}
+	st := loadState[T]{src: src, items: map[int]T{}, total: -1, pageSize: src.FixedPageSize}
+	if st.src.MaxPerPage <= 0 {
+		st.src.MaxPerPage = MaxPageSize
+	}
+
+	s, e, spanKnown := r.span()
+	var first []pageRequest
+	switch {
+	case !spanKnown:
+		// last without before: the overflow page is the list's tail.
+		first = []pageRequest{{page: overflowPage, perPage: st.perPage(st.src.MaxPerPage)}}
+	case e <= s:
+		// Empty window, but the list's length is unknown: the smallest
+		// page tells it.
+		first = []pageRequest{{page: 1, perPage: st.perPage(1)}}
+	default:
+		first = st.plan(s, e)
+	}
+	if err := st.fetch(ctx, first); err != nil {
+		return Result[T]{}, err
+	}
+	for round := 1; round < maxRounds; round++ {
+		ms, me, missing := st.missing(r.Clip(st.total))
+		if !missing {
+			break
+		}
+		if err := st.fetch(ctx, st.plan(ms, me)); err != nil {
+			return Result[T]{}, err
+		}
+	}
+	w := r.Clip(st.total)
+	res := Result[T]{Window: w, Items: make([]T, 0, w.End-w.Start)}
+	for off := w.Start; off < w.End; off++ {
+		// An item can be missing only when the list changed between two
+		// page requests; answer what is known rather than fail.
+		if it, ok := st.items[off]; ok {
+			res.Items = append(res.Items, it)
+		}
+	}
+	return res, nil
+}
+
+// Slice answers r from a complete, ordered list held in memory.
+func Slice[T any](r Request, all []T) Result[T] {
+	if w, empty, known := r.Empty(); empty && known {
+		return Result[T]{Window: w}
+	}
+	w := r.Clip(len(all))
+	return Result[T]{Window: w, Items: all[w.Start:w.End]}
+}
+
+type loadState[T any] struct {
+	src      Source[T]
+	mu       sync.Mutex
+	items    map[int]T
+	total    int
+	pageSize int // the fixed page size, as last reported
+}
+
+// perPage is what to send as per_page: the wanted size for lists whose page
+// size the client chooses, 0 (nothing) for fixed-size lists.
+func (st *loadState[T]) perPage(want int) int {
+	if st.src.FixedPageSize > 0 {
+		return 0
+	}
+	return min(max(want, 1), st.src.MaxPerPage)
+}
+
+// plan returns the fewest pages that cover [s, e).
+func (st *loadState[T]) plan(s, e int) []pageRequest {
+	if st.src.FixedPageSize > 0 {
+		p := st.pageSize
+		return pageRange(s, e, p, 0)
+	}
+	maxPer := st.src.MaxPerPage
+	// The smallest page size whose page boundaries do not cut the window
+	// answers it in one request (e.g. offsets 45..74 are page 2 of 38).
+	for p := e - s; p <= maxPer; p++ {
+		if s/p == (e-1)/p {
+			return []pageRequest{{page: s/p + 1, perPage: p}}
+		}
+	}
+	return pageRange(s, e, maxPer, maxPer)
+}
+
+func pageRange(s, e, size, perPage int) []pageRequest {
+	var reqs []pageRequest
+	for k := s/size + 1; k <= (e-1)/size+1; k++ {
+		reqs = append(reqs, pageRequest{page: k, perPage: perPage})
+	}
+	return reqs
+}
+
+// missing returns the smallest range holding every offset of w not yet
+// known.
+func (st *loadState[T]) missing(w Window) (start, end int, ok bool) {
+	start, end = -1, -1
+	for off := w.Start; off < w.End; off++ {
+		if _, have := st.items[off]; !have {
+			if start < 0 {
+				start = off
+			}
+			end = off + 1
+		}
+	}
+	return start, end, start >= 0
+}
+
+// fetch sends reqs in parallel and records their items by the position the
+// server reported.
+func (st *loadState[T]) fetch(ctx context.Context, reqs []pageRequest) error {
+	errs := make([]error, len(reqs))
+	var wg sync.WaitGroup
+	for i, pr := range reqs {
+		wg.Go(func() {
+			pg, err := st.src.Fetch(ctx, pr.page, pr.perPage)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			st.record(pr, pg)
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (st *loadState[T]) record(pr pageRequest, pg Page[T]) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	size := pg.PerPage
+	if size <= 0 {
+		size = max(pr.perPage, st.pageSize, len(pg.Items))
+	}
+	page := max(pg.Page, 1)
+	if st.src.FixedPageSize > 0 {
+		// Trust the size the server reports over the one assumed.
+		st.pageSize = size
+	}
+	st.total = max(pg.Total, 0)
+	base := (page - 1) * size
+	for i, it := range pg.Items {
+		st.items[base+i] = it
+	}
+}

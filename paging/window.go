@@ -1,0 +1,188 @@
+package paging
+
+import (
+	"errors"
+	"fmt"
+)
+
+// MaxPageSize is the largest first or last a caller may ask for.
+const MaxPageSize = 100
+
+// Args are the Relay connection arguments of a field.
+type Args struct {
+	First  *int
+	After  *string
+	Last   *int
+	Before *string
+}
+
+// ArgumentError is a connection argument the caller must fix.
+type ArgumentError struct {
+	Arg string
+	Msg string
+}
+
+func (e *ArgumentError) Error() string { return fmt.Sprintf("%s: %s", e.Arg, e.Msg) }
+
+// Request is a validated connection request on one list.
+type Request struct {
+	List     string // identity of the list (kind and filters), for cursors
+	start    int    // first offset the window may hold (after + 1)
+	end      int    // offset of the before cursor (exclusive), or -1
+	n        int    // first or last
+	fromEnd  bool   // last was given
+	hint     int    // list length a cursor remembered, or -1
+	endTotal int    // total carried by the before cursor, or -1
+	known    int    // list length known to be current, or -1
+}
+
+// Parse validates args for list. defaultSize applies when neither first nor
+// last is given. Errors are *ArgumentError, or wrap ErrInvalidCursor.
+func Parse(list string, args Args, defaultSize int) (Request, error) {
+	r := Request{List: list, end: -1, hint: -1, endTotal: -1, known: -1, n: defaultSize}
+	if args.First != nil && args.Last != nil {
+		return r, &ArgumentError{Arg: "first", Msg: "give first or last, not both"}
+	}
+	for name, v := range map[string]*int{"first": args.First, "last": args.Last} {
+		if v == nil {
+			continue
+		}
+		if *v < 0 {
+			return r, &ArgumentError{Arg: name, Msg: "must not be negative"}
+		}
+		if *v > MaxPageSize {
+			return r, &ArgumentError{Arg: name, Msg: fmt.Sprintf("must be at most %d", MaxPageSize)}
+		}
+		r.n = *v
+	}
+	r.fromEnd = args.Last != nil
+	if args.After != nil {
+		p, err := DecodeCursor(list, *args.After)
+		if err != nil {
+			return r, fmt.Errorf("after: %w", err)
+		}
+		r.start = p.Offset + 1
+		r.hint = p.Total
+	}
+	if args.Before != nil {
+		p, err := DecodeCursor(list, *args.Before)
+		if err != nil {
+			return r, fmt.Errorf("before: %w", err)
+		}
+		r.end = p.Offset
+		r.endTotal = p.Total
+		if r.hint < 0 {
+			r.hint = p.Total
+		}
+	}
+	return r, nil
+}
+
+// WithKnownTotal returns r for a list whose current length is known without
+// a call (a chat's message_count, a category's subcategories_count), so that
+// `last` and windows past the end need no probing request.
+func (r Request) WithKnownTotal(total int) Request {
+	r.known = total
+	r.hint = total
+	return r
+}
+
+// IsArgumentError reports whether err is the caller's fault: a bad
+// first/last or a bad cursor.
+func IsArgumentError(err error) bool {
+	var ae *ArgumentError
+	return errors.As(err, &ae) || errors.Is(err, ErrInvalidCursor)
+}
+
+// Window is a resolved offset range [Start, End) of a list of Total items.
+type Window struct {
+	Start, End, Total int
+}
+
+// HasPreviousPage reports whether items precede the window.
+func (w Window) HasPreviousPage() bool { return w.Start > 0 && w.Total > 0 }
+
+// HasNextPage reports whether items follow the window.
+func (w Window) HasNextPage() bool { return w.End < w.Total }
+
+// span returns the window when it is known without knowing the list's
+// length: ok is false for last without before. The range may run past the
+// list's end.
+func (r Request) span() (start, end int, ok bool) {
+	switch {
+	case !r.fromEnd:
+		end = r.start + r.n
+		if r.end >= 0 {
+			end = min(end, r.end)
+		}
+		return r.start, max(end, r.start), true
+	case r.end >= 0:
+		return max(r.start, r.end-r.n), max(r.end, r.start), true
+	case r.known >= 0:
+		return max(r.start, r.known-r.n), max(r.known, r.start), true
+	default:
+		return 0, 0, false
+	}
+}
+
+// Empty reports whether the window holds no item by arithmetic alone, and
+// the window to answer then (its Total is the one a cursor remembered, and
+// ok is false when no cursor told it). Empty windows cost no upstream call.
+func (r Request) Empty() (w Window, empty, totalKnown bool) {
+	s, e, ok := r.span()
+	if !ok {
+		if r.n == 0 && r.hint >= 0 {
+			return Window{Start: r.hint, End: r.hint, Total: r.hint}, true, true
+		}
+		return Window{}, r.n == 0, false
+	}
+	if r.hint >= 0 && s >= r.hint && r.end < 0 {
+		// After the last item the list had when the cursor was made.
+		return Window{Start: r.hint, End: r.hint, Total: r.hint}, true, true
+	}
+	if e <= s {
+		if r.hint >= 0 {
+			return Window{Start: min(s, r.hint), End: min(s, r.hint), Total: r.hint}, true, true
+		}
+		return Window{Start: s, End: s}, true, false
+	}
+	return Window{}, false, false
+}
+
+// Clip returns the window for a list of total items.
+func (r Request) Clip(total int) Window {
+	s, e, ok := r.span()
+	if !ok {
+		e = total
+		s = max(r.start, total-r.n)
+	}
+	e = min(e, total)
+	s = min(s, e)
+	return Window{Start: s, End: e, Total: total}
+}
+
+// Range returns the request of the n items from offset start of list, for
+// reading a whole list (n may exceed MaxPageSize; it is not a caller's
+// window).
+func Range(list string, start, n int) Request {
+	return Request{List: list, start: start, n: n, end: -1, hint: -1, endTotal: -1, known: -1}
+}
+
+// Calls returns how many page requests answering r costs at least, for a
+// list whose page size is fixed (fixedPageSize > 0) or chosen up to
+// maxPerPage. It is exact when the window is known before any call, and 1
+// (the overflow probe) when it is not; 0 when it is empty by arithmetic.
+func (r Request) Calls(fixedPageSize, maxPerPage int) int {
+	if _, empty, known := r.Empty(); empty && known {
+		return 0
+	}
+	s, e, ok := r.span()
+	if !ok || e <= s {
+		return 1
+	}
+	st := loadState[struct{}]{src: Source[struct{}]{FixedPageSize: fixedPageSize, MaxPerPage: maxPerPage}, pageSize: fixedPageSize}
+	if st.src.MaxPerPage <= 0 {
+		st.src.MaxPerPage = MaxPageSize
+	}
+	return len(st.plan(s, e))
+}
