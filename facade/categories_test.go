@@ -1,0 +1,351 @@
+package facade_test
+
+import (
+	"slices"
+	"testing"
+
+	"suregql/paging"
+	"suregql/restclienttest"
+)
+
+type pageInfo struct {
+	HasNextPage     bool    `json:"hasNextPage"`
+	HasPreviousPage bool    `json:"hasPreviousPage"`
+	StartCursor     *string `json:"startCursor"`
+	EndCursor       *string `json:"endCursor"`
+}
+
+type categoryNode struct {
+	ID                 string `json:"id"`
+	Name               string `json:"name"`
+	Classification     string `json:"classification"`
+	Color              string `json:"color"`
+	SubcategoriesCount int    `json:"subcategoriesCount"`
+	Parent             *struct {
+		ID    string `json:"id"`
+		Name  string `json:"name"`
+		Color string `json:"color"`
+	} `json:"parent"`
+	Subcategories *categoryConn `json:"subcategories"`
+}
+
+type categoryConn struct {
+	TotalCount int            `json:"totalCount"`
+	Nodes      []categoryNode `json:"nodes"`
+	Edges      []struct {
+		Cursor string `json:"cursor"`
+	} `json:"edges"`
+	PageInfo pageInfo `json:"pageInfo"`
+}
+
+func names(nodes []categoryNode) []string {
+	out := make([]string, len(nodes))
+	for i, n := range nodes {
+		out[i] = n.Name
+	}
+	return out
+}
+
+func seedNames(cats []restclienttest.Category) []string {
+	out := make([]string, len(cats))
+	for i, c := range cats {
+		out[i] = c.Name
+	}
+	return out
+}
+
+const categoriesPage = `query($first: Int, $after: String, $last: Int, $before: String, $rootsOnly: Boolean, $classification: CategoryClassification, $parentId: ID) {
+  categories(first: $first, after: $after, last: $last, before: $before, rootsOnly: $rootsOnly, classification: $classification, parentId: $parentId) {
+    totalCount
+    nodes { id name classification subcategoriesCount }
+    edges { cursor }
+    pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
+  }
+}`
+
+func TestCategories_FirstPageIsOneCall(t *testing.T) {
+	e := newEnv(t)
+	var out struct{ Categories categoryConn }
+	r := e.ok(restclienttest.DemoKey, `{ categories(first: 10) { nodes { id name } } }`, nil, &out)
+	wantCalls(t, r, 1)
+	want := seedNames(e.upstream.Categories(restclienttest.DemoKey))[:10]
+	if got := names(out.Categories.Nodes); !slices.Equal(got, want) {
+		t.Errorf("names = %v, want %v", got, want)
+	}
+}
+
+func TestCategories_Filters(t *testing.T) {
+	e := newEnv(t)
+	all := e.upstream.Categories(restclienttest.DemoKey)
+	var roots, income []string
+	for _, c := range all {
+		if c.ParentID == "" {
+			roots = append(roots, c.Name)
+		}
+		if c.Classification == "income" {
+			income = append(income, c.Name)
+		}
+	}
+	food, ok := e.upstream.CategoryByName(restclienttest.DemoKey, "Food & Drink")
+	if !ok {
+		t.Fatal("seed has no Food & Drink")
+	}
+	var children []string
+	for _, c := range all {
+		if c.ParentID == food.ID {
+			children = append(children, c.Name)
+		}
+	}
+	tests := []struct {
+		name string
+		vars map[string]any
+		want []string
+	}{
+		{"roots only", map[string]any{"first": 100, "rootsOnly": true}, roots},
+		{"income", map[string]any{"first": 100, "classification": "INCOME"}, income},
+		{"children of a parent", map[string]any{"first": 100, "parentId": food.ID}, children},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var out struct{ Categories categoryConn }
+			r := e.ok(restclienttest.DemoKey, categoriesPage, tc.vars, &out)
+			wantCalls(t, r, 1)
+			if got := names(out.Categories.Nodes); !slices.Equal(got, tc.want) {
+				t.Errorf("names = %v, want %v", got, tc.want)
+			}
+			if out.Categories.TotalCount != len(tc.want) {
+				t.Errorf("totalCount = %d, want %d", out.Categories.TotalCount, len(tc.want))
+			}
+		})
+	}
+}
+
+// A first: 30 window at offset 45 fits page 2 of 38 (offsets 38..75): one call.
+func TestCategories_WindowFitsOnePage(t *testing.T) {
+	e := newEnv(t)
+	key := restclienttest.LargeFamilyKey
+	all := seedNames(e.upstream.Categories(key))
+	after := paging.EncodeCursor("categories?classification=&roots_only=false&parent_id=", 44, len(all))
+	var out struct{ Categories categoryConn }
+	r := e.ok(key, categoriesPage, map[string]any{"first": 30, "after": after}, &out)
+	wantCalls(t, r, 1)
+	if got := names(out.Categories.Nodes); !slices.Equal(got, all[45:75]) {
+		t.Errorf("names = %v, want %v", got, all[45:75])
+	}
+	if pi := out.Categories.PageInfo; !pi.HasNextPage || !pi.HasPreviousPage {
+		t.Errorf("pageInfo = %+v, want next and previous pages", pi)
+	}
+}
+
+// Walking the whole large family forward then backward through cursors
+// visits every category once, in order, across upstream page boundaries.
+func TestCategories_PagingForwardAndBackward(t *testing.T) {
+	e := newEnv(t)
+	key := restclienttest.LargeFamilyKey
+	want := seedNames(e.upstream.Categories(key))[:230]
+	vars := map[string]any{"first": 40, "rootsOnly": false}
+
+	var forward []string
+	var cursor *string
+	for len(forward) < len(want) {
+		if cursor != nil {
+			vars["after"] = *cursor
+		}
+		var out struct{ Categories categoryConn }
+		r := e.ok(key, categoriesPage, vars, &out)
+		if r.calls > 2 {
+			t.Fatalf("a 40-item page cost %d calls, want at most 2", r.calls)
+		}
+		forward = append(forward, names(out.Categories.Nodes)...)
+		if out.Categories.PageInfo.HasPreviousPage != (cursor != nil) {
+			t.Errorf("hasPreviousPage = %v on page after %v", out.Categories.PageInfo.HasPreviousPage, cursor)
+		}
+		cursor = out.Categories.PageInfo.EndCursor
+	}
+	if got := forward[:len(want)]; !slices.Equal(got, want) {
+		t.Fatalf("forward walk differs from the upstream order\n got %v\nwant %v", got, want)
+	}
+
+	// Backward from the 230th item.
+	var backward []string
+	before := *cursor
+	for {
+		var out struct{ Categories categoryConn }
+		e.ok(key, categoriesPage, map[string]any{"last": 33, "before": before}, &out)
+		backward = append(names(out.Categories.Nodes), backward...)
+		if !out.Categories.PageInfo.HasPreviousPage {
+			break
+		}
+		before = *out.Categories.PageInfo.StartCursor
+	}
+	all := seedNames(e.upstream.Categories(key))
+	if !slices.Equal(backward, all[:len(forward)-1]) {
+		t.Fatalf("backward walk has %d items, want the %d before the cursor", len(backward), len(forward)-1)
+	}
+}
+
+func TestCategories_LastWithoutBeforeUsesOverflowPage(t *testing.T) {
+	e := newEnv(t)
+	all := seedNames(e.upstream.Categories(restclienttest.DemoKey))
+	var out struct{ Categories categoryConn }
+	r := e.ok(restclienttest.DemoKey, categoriesPage, map[string]any{"last": 3}, &out)
+	wantCalls(t, r, 1)
+	if got, want := names(out.Categories.Nodes), all[len(all)-3:]; !slices.Equal(got, want) {
+		t.Errorf("names = %v, want %v", got, want)
+	}
+	if pi := out.Categories.PageInfo; pi.HasNextPage || !pi.HasPreviousPage {
+		t.Errorf("pageInfo = %+v, want previous but no next page", pi)
+	}
+}
+
+// A cursor made when the list was longer points past today's end: the
+// upstream answers an overflowing page with its last page, which must not be
+// shown as the window.
+func TestCategories_OverflowPageIsNotDuplicated(t *testing.T) {
+	e := newEnv(t)
+	key := restclienttest.LargeFamilyKey
+	total := len(e.upstream.Categories(key))
+	stale := paging.EncodeCursor("categories?classification=&roots_only=false&parent_id=", total-1, total+50)
+	var out struct{ Categories categoryConn }
+	r := e.ok(key, categoriesPage, map[string]any{"first": 20, "after": stale}, &out)
+	wantCalls(t, r, 1)
+	if len(out.Categories.Nodes) != 0 || out.Categories.PageInfo.HasNextPage {
+		t.Errorf("got %d nodes (hasNextPage %v) past the end, want none", len(out.Categories.Nodes), out.Categories.PageInfo.HasNextPage)
+	}
+	if out.Categories.TotalCount != total {
+		t.Errorf("totalCount = %d, want %d", out.Categories.TotalCount, total)
+	}
+}
+
+func TestCategories_AfterLastItemCostsNoCall(t *testing.T) {
+	e := newEnv(t)
+	var out struct{ Categories categoryConn }
+	e.ok(restclienttest.DemoKey, categoriesPage, map[string]any{"first": 100}, &out)
+	end := out.Categories.PageInfo.EndCursor
+	if out.Categories.PageInfo.HasNextPage || end == nil {
+		t.Fatalf("first: 100 should hold the whole demo family, pageInfo %+v", out.Categories.PageInfo)
+	}
+	var next struct{ Categories categoryConn }
+	r := e.ok(restclienttest.DemoKey, categoriesPage, map[string]any{"first": 10, "after": *end}, &next)
+	wantCalls(t, r, 0)
+	if len(next.Categories.Nodes) != 0 || next.Categories.TotalCount != out.Categories.TotalCount {
+		t.Errorf("got %d nodes, totalCount %d; want 0 and %d", len(next.Categories.Nodes), next.Categories.TotalCount, out.Categories.TotalCount)
+	}
+}
+
+func TestCategories_CursorOfAnotherFilterIsRejected(t *testing.T) {
+	e := newEnv(t)
+	var out struct{ Categories categoryConn }
+	e.ok(restclienttest.DemoKey, categoriesPage, map[string]any{"first": 2, "rootsOnly": true}, &out)
+	r := e.do(restclienttest.DemoKey, categoriesPage, map[string]any{"first": 2, "after": *out.Categories.PageInfo.EndCursor, "classification": "EXPENSE"})
+	wantError(t, r, "BAD_USER_INPUT")
+	wantCalls(t, r, 0)
+}
+
+func TestCategories_BadArguments(t *testing.T) {
+	e := newEnv(t)
+	tests := []struct {
+		name string
+		vars map[string]any
+	}{
+		{"first above 100", map[string]any{"first": 101}},
+		{"negative last", map[string]any{"last": -1}},
+		{"first and last", map[string]any{"first": 1, "last": 1}},
+		{"junk cursor", map[string]any{"first": 1, "after": "not-a-cursor"}},
+		{"parentId not a UUID", map[string]any{"parentId": "1 OR 1=1"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := e.do(restclienttest.DemoKey, categoriesPage, tc.vars)
+			wantError(t, r, "BAD_USER_INPUT")
+			wantCalls(t, r, 0)
+		})
+	}
+}
+
+func TestCategory_ByIDWithEmbeddedParent(t *testing.T) {
+	e := newEnv(t)
+	restaurants, ok := e.upstream.CategoryByName(restclienttest.DemoKey, "Restaurants")
+	if !ok {
+		t.Fatal("seed has no Restaurants")
+	}
+	food, _ := e.upstream.CategoryByName(restclienttest.DemoKey, "Food & Drink")
+	var out struct{ Category categoryNode }
+	r := e.ok(restclienttest.DemoKey, `query($id: ID!) { category(id: $id) { name parent { id name } } }`, map[string]any{"id": restaurants.ID}, &out)
+	wantCalls(t, r, 1)
+	if out.Category.Parent == nil || out.Category.Parent.ID != food.ID || out.Category.Parent.Name != food.Name {
+		t.Errorf("parent = %+v, want %s", out.Category.Parent, food.Name)
+	}
+
+	// Any other parent field needs the parent itself: one more call.
+	r = e.ok(restclienttest.DemoKey, `query($id: ID!) { category(id: $id) { parent { color } } }`, map[string]any{"id": restaurants.ID}, &out)
+	wantCalls(t, r, 2)
+	if out.Category.Parent == nil || out.Category.Parent.Color != food.Color {
+		t.Errorf("parent = %+v, want color %s", out.Category.Parent, food.Color)
+	}
+}
+
+func TestCategory_LeafSubcategoriesCostNothing(t *testing.T) {
+	e := newEnv(t)
+	restaurants, _ := e.upstream.CategoryByName(restclienttest.DemoKey, "Restaurants")
+	var out struct{ Category categoryNode }
+	r := e.ok(restclienttest.DemoKey, `query($id: ID!) { category(id: $id) { subcategoriesCount subcategories(first: 5) { totalCount nodes { id } pageInfo { hasNextPage } } } }`,
+		map[string]any{"id": restaurants.ID}, &out)
+	wantCalls(t, r, 1) // the category itself; its empty subcategories cost nothing
+	if s := out.Category.Subcategories; s == nil || s.TotalCount != 0 || len(s.Nodes) != 0 {
+		t.Errorf("subcategories = %+v, want an empty connection", s)
+	}
+}
+
+func TestCategory_TreeOfRootsWithSubcategories(t *testing.T) {
+	e := newEnv(t)
+	all := e.upstream.Categories(restclienttest.DemoKey)
+	children := map[string][]string{}
+	var roots []string
+	for _, c := range all {
+		if c.ParentID == "" {
+			roots = append(roots, c.Name)
+		} else {
+			children[c.ParentID] = append(children[c.ParentID], c.Name)
+		}
+	}
+	var out struct{ Categories categoryConn }
+	e.ok(restclienttest.DemoKey, `{ categories(rootsOnly: true, first: 100) { nodes { id name subcategoriesCount subcategories(first: 50) { totalCount nodes { name parent { name } } } } } }`, nil, &out)
+	if got := names(out.Categories.Nodes); !slices.Equal(got, roots) {
+		t.Fatalf("roots = %v, want %v", got, roots)
+	}
+	for _, root := range out.Categories.Nodes {
+		got := names(root.Subcategories.Nodes)
+		if want := children[root.ID]; !slices.Equal(got, want) && !(len(got) == 0 && len(want) == 0) {
+			t.Errorf("subcategories of %s = %v, want %v", root.Name, got, want)
+		}
+		if root.Subcategories.TotalCount != root.SubcategoriesCount {
+			t.Errorf("%s: totalCount %d, subcategoriesCount %d", root.Name, root.Subcategories.TotalCount, root.SubcategoriesCount)
+		}
+		for _, sub := range root.Subcategories.Nodes {
+			if sub.Parent == nil || sub.Parent.Name != root.Name {
+				t.Errorf("parent of %s = %+v, want %s", sub.Name, sub.Parent, root.Name)
+			}
+		}
+	}
+}
+
+func TestCategory_NotFoundNullsOnlyThatField(t *testing.T) {
+	e := newEnv(t)
+	other := e.upstream.Categories(restclienttest.OtherFamilyKey)[0]
+	var out struct {
+		Missing *categoryNode
+		List    categoryConn
+	}
+	r := e.do(restclienttest.DemoKey, `query($id: ID!) { missing: category(id: $id) { name } list: categories(first: 1) { totalCount } }`, map[string]any{"id": other.ID})
+	err := wantError(t, r, "NOT_FOUND")
+	if len(err.Path) == 0 || err.Path[0] != "missing" {
+		t.Errorf("error path = %v, want [missing]", err.Path)
+	}
+	if jsonErr := jsonUnmarshal(r.data, &out); jsonErr != nil {
+		t.Fatal(jsonErr)
+	}
+	if out.Missing != nil || out.List.TotalCount == 0 {
+		t.Errorf("data = %s, want missing null and the list answered", r.data)
+	}
+}

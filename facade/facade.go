@@ -1,0 +1,131 @@
+// Package facade assembles the whole HTTP server of the GraphQL facade: the
+// GraphQL endpoint with its transports, limits and error presenter, the
+// GraphiQL playground and the health check. server.go and the end-to-end
+// tests both use New, so tests exercise the production wiring.
+package facade
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler"
+	"github.com/99designs/gqlgen/graphql/handler/extension"
+	"github.com/99designs/gqlgen/graphql/handler/lru"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/99designs/gqlgen/graphql/playground"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"suregql/graph"
+	"suregql/graph/loader"
+	"suregql/restclient"
+)
+
+// Limits on what one request may ask of the server itself.
+const (
+	maxBodyBytes     = 1 << 20 // a GraphQL document is small; larger bodies are refused
+	parserTokenLimit = 15_000
+	complexityLimit  = 20_000
+	queryCacheSize   = 1000
+)
+
+// Config configures the handler.
+type Config struct {
+	// Upstream is the client of the Sure server; each request derives a
+	// copy keyed with the caller's X-Api-Key.
+	Upstream *restclient.Client
+	// Log receives unexpected errors; nil means slog.Default().
+	Log *slog.Logger
+	// PlaygroundAPIKey pre-fills the playground's X-Api-Key header (the demo
+	// key in demo mode); empty leaves a blank value to fill in.
+	PlaygroundAPIKey string
+}
+
+// New returns the facade's HTTP handler: POST/GET /graphql, the playground
+// at / and /healthz.
+func New(cfg Config) http.Handler {
+	log := cfg.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	srv := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: &graph.Resolver{Log: log}}))
+	srv.AddTransport(transport.Options{})
+	srv.AddTransport(transport.GET{})
+	srv.AddTransport(transport.POST{})
+	srv.SetQueryCache(lru.New[*ast.QueryDocument](queryCacheSize))
+	srv.SetParserTokenLimit(parserTokenLimit)
+	srv.Use(extension.Introspection{})
+	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
+	srv.Use(extension.FixedComplexityLimit(complexityLimit))
+	srv.SetErrorPresenter(graph.ErrorPresenter(log))
+	srv.SetRecoverFunc(func(ctx context.Context, v any) error {
+		log.ErrorContext(ctx, "resolver panic", "panic", v)
+		return gqlerror.Errorf("internal error")
+	})
+	srv.AroundOperations(requireAPIKey)
+	srv.AroundResponses(reportUpstreamCost)
+
+	mux := http.NewServeMux()
+	gql := http.MaxBytesHandler(loader.Middleware(cfg.Upstream, srv), maxBodyBytes)
+	mux.Handle("/graphql", gql)
+	mux.Handle("GET /{$}", playground.Handler("Sure GraphQL", "/graphql",
+		playground.WithGraphiqlUiHeaders(map[string]string{"X-Api-Key": cfg.PlaygroundAPIKey}),
+		playground.WithGraphiqlEnablePluginExplorer(true),
+	))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
+	})
+	return mux
+}
+
+// requireAPIKey refuses, before any resolver runs, an operation that needs
+// the upstream when the request has no usable X-Api-Key. Introspection
+// (__schema, __type, __typename) needs no key.
+func requireAPIKey(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	l := loader.From(ctx)
+	if l == nil || l.KeyError() == nil {
+		return next(ctx)
+	}
+	oc := graphql.GetOperationContext(ctx)
+	typeName := "Query"
+	if oc.Operation.Operation == ast.Mutation {
+		typeName = "Mutation"
+	}
+	for _, f := range graphql.CollectFields(oc, oc.Operation.SelectionSet, []string{typeName}) {
+		switch f.Name {
+		case "__schema", "__type", "__typename":
+			continue
+		}
+		err := gqlerror.Errorf("%s", l.KeyError().Error())
+		err.Extensions = map[string]any{"code": graph.CodeUnauthenticated}
+		return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{err}})
+	}
+	return next(ctx)
+}
+
+// reportUpstreamCost adds extensions.upstream: the number of upstream calls
+// the operation made, so that callers can watch their hourly budget.
+func reportUpstreamCost(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	resp := next(ctx)
+	l := loader.From(ctx)
+	if resp == nil || l == nil {
+		return resp
+	}
+	up := map[string]any{"calls": l.Calls()}
+	if rl := l.RateLimit(); rl != nil {
+		up["rateLimit"] = map[string]any{
+			"limit":     rl.Limit,
+			"remaining": rl.Remaining,
+			"resetAt":   rl.ResetAt.UTC().Format(time.RFC3339),
+		}
+	}
+	if resp.Extensions == nil {
+		resp.Extensions = map[string]any{}
+	}
+	resp.Extensions["upstream"] = up
+	return resp
+}

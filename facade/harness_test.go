@@ -1,0 +1,149 @@
+package facade_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	graphql "github.com/hasura/go-graphql-client"
+
+	"suregql/facade"
+	"suregql/restclient"
+	"suregql/restclienttest"
+)
+
+// env is the production handler backed by the real client and the fake
+// Sure upstream, both on loopback.
+type env struct {
+	t        *testing.T
+	upstream *restclienttest.Server
+	server   *httptest.Server
+}
+
+type envOption func(*envConfig)
+
+type envConfig struct {
+	facade  facade.Config
+	timeout time.Duration
+}
+
+func withTimeout(d time.Duration) envOption { return func(c *envConfig) { c.timeout = d } }
+
+func newEnv(t *testing.T, opts ...envOption) *env {
+	t.Helper()
+	cfg := envConfig{timeout: 5 * time.Second}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	up := restclienttest.New()
+	upSrv := httptest.NewServer(up)
+	t.Cleanup(upSrv.Close)
+	client, err := restclient.New(upSrv.URL,
+		restclient.WithHTTPClient(&http.Client{Timeout: cfg.timeout}),
+		// Retries stay on (one, as in production) but without waiting.
+		restclient.WithRetryPolicy(restclient.RetryPolicy{MaxRetries: 1}),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.facade.Upstream = client
+	srv := httptest.NewServer(facade.New(cfg.facade))
+	t.Cleanup(srv.Close)
+	return &env{t: t, upstream: up, server: srv}
+}
+
+// client returns a GraphQL client that sends key as X-Api-Key ("" sends
+// none).
+func (e *env) client(key string) *graphql.Client {
+	c := graphql.NewClient(e.server.URL+"/graphql", e.server.Client())
+	return c.WithRequestModifier(func(r *http.Request) {
+		if key != "" {
+			r.Header.Set("X-Api-Key", key)
+		}
+	})
+}
+
+// result is one GraphQL response.
+type result struct {
+	data   json.RawMessage
+	errs   graphql.Errors
+	ext    extensions
+	calls  int // upstream calls the fake counted during the operation
+	netErr error
+}
+
+type extensions struct {
+	Upstream struct {
+		Calls     int `json:"calls"`
+		RateLimit *struct {
+			Limit     int    `json:"limit"`
+			Remaining int    `json:"remaining"`
+			ResetAt   string `json:"resetAt"`
+		} `json:"rateLimit"`
+	} `json:"upstream"`
+}
+
+// do runs one operation as key and checks that extensions.upstream.calls
+// equals what the fake upstream counted.
+func (e *env) do(key, query string, vars map[string]any) result {
+	e.t.Helper()
+	before := e.upstream.Calls()
+	data, ext, err := e.client(key).ExecRawWithExtensions(context.Background(), query, vars)
+	r := result{data: data, calls: e.upstream.Calls() - before}
+	if err != nil {
+		var gerrs graphql.Errors
+		if !errors.As(err, &gerrs) {
+			e.t.Fatalf("transport error: %v", err)
+		}
+		r.errs = gerrs
+	}
+	if len(ext) > 0 {
+		if err := json.Unmarshal(ext, &r.ext); err != nil {
+			e.t.Fatalf("decode extensions %s: %v", ext, err)
+		}
+		if r.ext.Upstream.Calls != r.calls {
+			e.t.Errorf("extensions.upstream.calls = %d, the upstream counted %d", r.ext.Upstream.Calls, r.calls)
+		}
+	}
+	return r
+}
+
+// ok runs an operation that must succeed and decodes its data into out.
+func (e *env) ok(key, query string, vars map[string]any, out any) result {
+	e.t.Helper()
+	r := e.do(key, query, vars)
+	if len(r.errs) > 0 {
+		e.t.Fatalf("unexpected errors: %v", r.errs)
+	}
+	if out != nil {
+		if err := json.Unmarshal(r.data, out); err != nil {
+			e.t.Fatalf("decode %s: %v", r.data, err)
+		}
+	}
+	return r
+}
+
+// wantCalls fails the test unless the operation cost exactly n upstream calls.
+func wantCalls(t *testing.T, r result, n int) {
+	t.Helper()
+	if r.calls != n {
+		t.Errorf("upstream calls = %d, want %d", r.calls, n)
+	}
+}
+
+// wantError fails unless r has an error with code at path (path "" matches
+// any), and returns it.
+func wantError(t *testing.T, r result, code string) graphql.Error {
+	t.Helper()
+	for _, e := range r.errs {
+		if e.Extensions["code"] == code {
+			return e
+		}
+	}
+	t.Fatalf("want an error with code %s, got %v (data %s)", code, r.errs, r.data)
+	return graphql.Error{}
+}

@@ -1,0 +1,111 @@
+package facade_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"suregql/restclienttest"
+)
+
+type httpResult struct {
+	status      int
+	contentType string
+	body        map[string]any
+	raw         string
+}
+
+func postJSON(t *testing.T, e *env, body string, headers map[string]string) httpResult {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, e.server.URL+"/graphql", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	return send(t, req)
+}
+
+func send(t *testing.T, req *http.Request) httpResult {
+	t.Helper()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	r := httpResult{status: resp.StatusCode, contentType: resp.Header.Get("Content-Type"), raw: string(raw)}
+	_ = json.Unmarshal(raw, &r.body)
+	return r
+}
+
+func TestHTTP_IntrospectionNeedsNoKey(t *testing.T) {
+	e := newEnv(t)
+	r := e.do("", `{ __schema { queryType { name } } __type(name: "Category") { description fields { name description } } }`, nil)
+	if len(r.errs) > 0 {
+		t.Fatalf("errors: %v", r.errs)
+	}
+	wantCalls(t, r, 0)
+	var out struct {
+		Type struct {
+			Fields []struct{ Name, Description string }
+		} `json:"__type"`
+	}
+	if err := jsonUnmarshal(r.data, &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range out.Type.Fields {
+		if f.Description == "" {
+			t.Errorf("Category.%s has no description", f.Name)
+		}
+	}
+}
+
+func TestHTTP_GraphQLResponseJSON(t *testing.T) {
+	e := newEnv(t)
+	r := postJSON(t, e, `{"query":"{ categories(first: 1) { totalCount } }"}`,
+		map[string]string{"X-Api-Key": restclienttest.DemoKey, "Accept": "application/graphql-response+json"})
+	if r.status != 200 || !strings.HasPrefix(r.contentType, "application/graphql-response+json") {
+		t.Errorf("status %d, content type %q", r.status, r.contentType)
+	}
+	// A document that does not parse is a 400 with that media type.
+	r = postJSON(t, e, `{"query":"{ categories("}`, map[string]string{"Accept": "application/graphql-response+json"})
+	if r.status != 400 {
+		t.Errorf("parse error: status %d, want 400", r.status)
+	}
+}
+
+func TestHTTP_GETQueryButNotMutation(t *testing.T) {
+	e := newEnv(t)
+	get := func(q string) httpResult {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, e.server.URL+"/graphql?query="+q, nil)
+		req.Header.Set("X-Api-Key", restclienttest.DemoKey)
+		return send(t, req)
+	}
+	if r := get("%7B%20categories(first%3A%201)%20%7B%20totalCount%20%7D%20%7D"); r.status != 200 || r.body["errors"] != nil {
+		t.Errorf("GET query: status %d body %s", r.status, r.raw)
+	}
+	if r := get("mutation%20%7B%20createChat(input%3A%20%7Btitle%3A%20%22x%22%7D)%20%7B%20chat%20%7B%20id%20%7D%20%7D%20%7D"); r.status == 200 && r.body["errors"] == nil {
+		t.Errorf("GET mutation was executed: %s", r.raw)
+	}
+	if n := e.upstream.Calls(); n != 1 {
+		t.Errorf("upstream calls = %d, want 1 (the GET mutation must not run)", n)
+	}
+}
+
+func TestHTTP_PlaygroundAndHealth(t *testing.T) {
+	e := newEnv(t)
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, e.server.URL+"/", nil)
+	r := send(t, req)
+	if r.status != 200 || !strings.Contains(r.raw, "graphiql") || !strings.Contains(r.raw, "X-Api-Key") {
+		t.Errorf("playground: status %d", r.status)
+	}
+	req, _ = http.NewRequestWithContext(t.Context(), http.MethodGet, e.server.URL+"/healthz", nil)
+	if r := send(t, req); r.status != 200 || r.body["status"] != "ok" {
+		t.Errorf("healthz: status %d body %s", r.status, r.raw)
+	}
+}

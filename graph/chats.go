@@ -1,0 +1,177 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"suregql/graph/loader"
+	"suregql/graph/model"
+	"suregql/paging"
+	"suregql/restclient"
+)
+
+// Default window sizes when neither first nor last is given.
+const (
+	DefaultChatPage    = 20
+	DefaultMessagePage = 25
+)
+
+const chatListName = "chats"
+
+func chatList(ctx context.Context, args paging.Args) (*model.ChatConnection, error) {
+	req, err := paging.Parse(chatListName, args, DefaultChatPage)
+	if err != nil {
+		return nil, err
+	}
+	l, err := loader.For(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res, err := paging.Load(ctx, req, paging.Source[*restclient.ChatSummary]{
+		// The server ignores per_page here; Load trusts the reported size.
+		FixedPageSize: restclient.ChatsPerPage,
+		Fetch: func(ctx context.Context, page, _ int) (paging.Page[*restclient.ChatSummary], error) {
+			p, err := l.Client().ListChats(ctx, page)
+			if err != nil {
+				return paging.Page[*restclient.ChatSummary]{}, err
+			}
+			items := make([]*restclient.ChatSummary, len(p.Chats))
+			for i := range p.Chats {
+				items[i] = &p.Chats[i]
+			}
+			return paging.Page[*restclient.ChatSummary]{Items: items, Page: p.Pagination.Page, PerPage: p.Pagination.PerPage, Total: p.Pagination.TotalCount}, nil
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	cursors := edgeCursors(chatListName, res)
+	conn := &model.ChatConnection{
+		Edges:      make([]*model.ChatEdge, len(res.Items)),
+		Nodes:      make([]*model.Chat, len(res.Items)),
+		PageInfo:   &model.PageInfo{},
+		TotalCount: res.Total,
+	}
+	for i, c := range res.Items {
+		node := chatFromSummary(c)
+		conn.Nodes[i] = node
+		conn.Edges[i] = &model.ChatEdge{Cursor: cursors[i], Node: node}
+	}
+	p := conn.PageInfo
+	p.HasNextPage, p.HasPreviousPage, p.StartCursor, p.EndCursor = pageInfo(res, cursors)
+	return conn, nil
+}
+
+func messageListName(chatID string) string { return "chats/" + chatID + "/messages" }
+
+// messageSource reads a chat's messages, 50 a page. The page a show answer
+// already carried is reused without a call.
+func messageSource(l *loader.Loaders, chat *model.Chat) paging.Source[*model.Message] {
+	return paging.Source[*model.Message]{
+		FixedPageSize: restclient.MessagesPerPage,
+		Fetch: func(ctx context.Context, page, _ int) (paging.Page[*model.Message], error) {
+			if fp := chat.FirstPage; fp != nil && fp.Page == page {
+				return paging.Page[*model.Message]{Items: fp.Messages, Page: fp.Page, PerPage: fp.PerPage, Total: fp.Total}, nil
+			}
+			c, err := l.Client().GetChat(ctx, chat.ID, page)
+			if err != nil {
+				return paging.Page[*model.Message]{}, asNotFound(err, "chat", chat.ID)
+			}
+			mp := messagePageFromREST(c)
+			return paging.Page[*model.Message]{Items: mp.Messages, Page: mp.Page, PerPage: mp.PerPage, Total: mp.Total}, nil
+		},
+	}
+}
+
+func messageList(ctx context.Context, chat *model.Chat, args paging.Args) (*model.MessageConnection, error) {
+	list := messageListName(chat.ID)
+	req, err := paging.Parse(list, args, DefaultMessagePage)
+	if err != nil {
+		return nil, err
+	}
+	// message_count (list) or the pagination block (show) is current.
+	req = req.WithKnownTotal(chat.MessageCount)
+	var res paging.Result[*model.Message]
+	if w, empty, known := req.Empty(); empty && known {
+		res.Window = w
+	} else {
+		l, err := loader.For(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if res, err = paging.Load(ctx, req, messageSource(l, chat)); err != nil {
+			return nil, err
+		}
+	}
+	cursors := edgeCursors(list, res)
+	conn := &model.MessageConnection{
+		Edges:      make([]*model.MessageEdge, len(res.Items)),
+		Nodes:      res.Items,
+		PageInfo:   &model.PageInfo{},
+		TotalCount: res.Total,
+	}
+	if conn.Nodes == nil {
+		conn.Nodes = []*model.Message{}
+	}
+	for i, m := range res.Items {
+		conn.Edges[i] = &model.MessageEdge{Cursor: cursors[i], Node: m}
+	}
+	p := conn.PageInfo
+	p.HasNextPage, p.HasPreviousPage, p.StartCursor, p.EndCursor = pageInfo(res, cursors)
+	return conn, nil
+}
+
+// lastMessageAt reads the newest message of a chat whose show answer did
+// not hold it: the last page, asked by number (an overflowing page number
+// would also answer the last page).
+func lastMessageAt(ctx context.Context, l *loader.Loaders, chat *model.Chat) (*time.Time, error) {
+	fp := chat.FirstPage
+	if fp == nil || fp.Total == 0 {
+		return nil, nil
+	}
+	lastPage := (fp.Total + fp.PerPage - 1) / fp.PerPage
+	c, err := l.Client().GetChat(ctx, chat.ID, lastPage)
+	if err != nil {
+		return nil, asNotFound(err, "chat", chat.ID)
+	}
+	if n := len(c.Messages); n > 0 {
+		t := c.Messages[n-1].CreatedAt
+		return &t, nil
+	}
+	return nil, nil
+}
+
+func blankTitle() *model.UserError {
+	return &model.UserError{Field: []string{"input", "title"}, Message: "Title can't be blank", Code: "BLANK"}
+}
+
+// userErrorsFrom turns a 422 answer into user errors, or returns nil for
+// any other error.
+func userErrorsFrom(err error) []*model.UserError {
+	var api *restclient.APIError
+	if !errors.As(err, &api) || api.StatusCode != http.StatusUnprocessableEntity {
+		return nil
+	}
+	out := []*model.UserError{}
+	for _, d := range api.Details {
+		ue := &model.UserError{Message: d, Code: "INVALID"}
+		if strings.HasPrefix(d, "Title") {
+			ue.Field = []string{"input", "title"}
+		}
+		if strings.Contains(d, "blank") {
+			ue.Code = "BLANK"
+		}
+		out = append(out, ue)
+	}
+	if len(out) == 0 {
+		msg := api.Code
+		if msg == "" {
+			msg = "the Sure server rejected the input"
+		}
+		out = append(out, &model.UserError{Message: msg, Code: "INVALID"})
+	}
+	return out
+}

@@ -1,0 +1,144 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"net/http"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"suregql/graph/loader"
+	"suregql/paging"
+	"suregql/restclient"
+)
+
+// Error codes of extensions.code. They are part of the public contract.
+const (
+	CodeUnauthenticated     = "UNAUTHENTICATED"
+	CodeForbidden           = "FORBIDDEN"
+	CodeNotFound            = "NOT_FOUND"
+	CodeRateLimited         = "RATE_LIMITED"
+	CodeUpstreamUnavailable = "UPSTREAM_UNAVAILABLE"
+	CodeBadUserInput        = "BAD_USER_INPUT"
+	CodeUpstreamRejected    = "UPSTREAM_REJECTED"
+	CodeInternal            = "INTERNAL"
+)
+
+// badInput is an argument the caller must fix; it never reaches upstream.
+type badInput struct {
+	arg string
+	msg string
+}
+
+func (e *badInput) Error() string { return fmt.Sprintf("%s: %s", e.arg, e.msg) }
+
+func invalidID(arg, value string) error {
+	return &badInput{arg: arg, msg: fmt.Sprintf("%q is not a UUID", value)}
+}
+
+// ErrorPresenter returns the presenter that maps errors to GraphQL errors
+// with a stable extensions.code. Messages never carry upstream URLs, bodies
+// or keys; anything unexpected is logged and answered as INTERNAL.
+func ErrorPresenter(log *slog.Logger) graphql.ErrorPresenterFunc {
+	return func(ctx context.Context, err error) *gqlerror.Error {
+		gqlErr := graphql.DefaultErrorPresenter(ctx, err)
+		var existing *gqlerror.Error
+		if errors.As(err, &existing) && existing.Extensions["code"] != nil && errors.Unwrap(existing) == nil {
+			return gqlErr // already presented (validation, parsing, our own)
+		}
+		msg, ext := present(err)
+		if ext == nil {
+			// Validation and parse errors of gqlgen keep their own code.
+			if gqlErr.Extensions["code"] != nil {
+				return gqlErr
+			}
+			log.ErrorContext(ctx, "unexpected resolver error", "path", gqlErr.Path.String(), "err", err)
+			msg, ext = "internal error", map[string]any{"code": CodeInternal}
+		}
+		gqlErr.Message = msg
+		if gqlErr.Extensions == nil {
+			gqlErr.Extensions = map[string]any{}
+		}
+		for k, v := range ext {
+			gqlErr.Extensions[k] = v
+		}
+		return gqlErr
+	}
+}
+
+// present returns the public message and extensions of err, or a nil map
+// when err is not one of ours.
+func present(err error) (string, map[string]any) {
+	var (
+		bad     *badInput
+		invalid *restclient.InvalidIDError
+		rl      *restclient.RateLimitError
+		api     *restclient.APIError
+		unavail *restclient.UnavailableError
+		argErr  *paging.ArgumentError
+		nf      *notFound
+	)
+	switch {
+	case errors.As(err, &nf):
+		return err.Error(), code(CodeNotFound)
+	case errors.Is(err, loader.ErrNoAPIKey), errors.Is(err, loader.ErrBadAPIKey):
+		return err.Error(), code(CodeUnauthenticated)
+	case errors.As(err, &bad):
+		return err.Error(), code(CodeBadUserInput)
+	case errors.As(err, &invalid):
+		return fmt.Sprintf("%s %q is not a UUID", invalid.Field, invalid.Value), code(CodeBadUserInput)
+	case errors.As(err, &argErr), errors.Is(err, paging.ErrInvalidCursor):
+		return err.Error(), code(CodeBadUserInput)
+	case errors.As(err, &rl):
+		secs := int(math.Ceil(rl.RetryAfter.Seconds()))
+		return fmt.Sprintf("the Sure API rate limit for this key is exhausted; retry in %d seconds", secs),
+			map[string]any{"code": CodeRateLimited, "retryAfter": secs}
+	case errors.As(err, &api):
+		return presentAPIError(api)
+	case errors.As(err, &unavail), errors.Is(err, context.DeadlineExceeded):
+		return "the Sure server is unavailable; try again later", code(CodeUpstreamUnavailable)
+	}
+	return "", nil
+}
+
+func presentAPIError(api *restclient.APIError) (string, map[string]any) {
+	switch api.StatusCode {
+	case http.StatusUnauthorized:
+		return "the Sure server rejected the API key (invalid, expired or revoked)", code(CodeUnauthenticated)
+	case http.StatusForbidden:
+		msg := "the API key may not do this"
+		switch api.Code {
+		case "insufficient_scope":
+			msg = "this API key is read-only; the action needs the write scope"
+		case "feature_disabled":
+			msg = "AI features are not enabled for this user"
+		}
+		return msg, map[string]any{"code": CodeForbidden, "upstreamError": api.Code}
+	case http.StatusNotFound:
+		return "not found", code(CodeNotFound)
+	}
+	return fmt.Sprintf("the Sure server rejected the request (status %d)", api.StatusCode),
+		map[string]any{"code": CodeUpstreamRejected, "status": api.StatusCode}
+}
+
+func code(c string) map[string]any { return map[string]any{"code": c} }
+
+// notFound is an upstream 404 for a named resource.
+type notFound struct {
+	kind, id string
+}
+
+func (e *notFound) Error() string { return fmt.Sprintf("%s %s not found", e.kind, e.id) }
+
+// asNotFound turns an upstream 404 into a *notFound naming what was
+// looked up; other errors pass unchanged.
+func asNotFound(err error, kind, id string) error {
+	if restclient.IsNotFound(err) {
+		return &notFound{kind: kind, id: id}
+	}
+	return err
+}

@@ -1,0 +1,72 @@
+// Package model holds the GraphQL types of the facade: models_gen.go is
+// generated from schema.graphqls; the hand-written models here carry what the
+// lazy fields (Category.parent, Category.subcategories, Chat.messages) need.
+package model
+
+import (
+	"time"
+)
+
+// Category is a category as the upstream described it. Parent and
+// subcategories are resolved lazily from ParentID/ParentName and
+// SubcategoriesCount.
+type Category struct {
+	ID                 string
+	Name               string
+	Classification     CategoryClassification
+	Color              string
+	Icon               string
+	ParentID           string // "" for a root category
+	ParentName         string
+	SubcategoriesCount int
+	CreatedAt          time.Time
+	UpdatedAt          time.Time
+}
+
+// Chat is a chat from the list, a show answer or a mutation. The list gives
+// MessageCount and LastMessageAt; a show answer gives the first page of
+// messages instead, kept in FirstPage so Chat.messages can reuse it.
+type Chat struct {
+	ID            string
+	Title         string
+	Error         *string
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+	MessageCount  int
+	LastMessageAt *time.Time
+	// LastMessageKnown is true when LastMessageAt is authoritative (from the
+	// list, or a show answer that holds the newest message).
+	LastMessageKnown bool
+	// FirstPage is the page of messages a show/create/update answer carried,
+	// or nil for a chat from the list.
+	FirstPage *MessagePage
+}
+
+// MessagePage is one upstream page of a chat's messages.
+type MessagePage struct {
+	Page     int
+	PerPage  int
+	Total    int
+	Messages []*Message
+}
+
+// Message is a chat message.
+type Message struct {
+	ID        string
+	Type      string
+	Role      string
+	Content   string
+	Model     *string
+	ToolCalls []*ToolCall
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// ToolCall is a function call made by the assistant.
+type ToolCall struct {
+	ID                string
+	FunctionName      string
+	FunctionArguments JSON
+	FunctionResult    *JSON
+	CreatedAt         time.Time
+}

@@ -1,0 +1,150 @@
+// Command suregql serves a GraphQL facade over the REST API of a Sure
+// server. Each caller's X-Api-Key is passed upstream unchanged.
+//
+// With no upstream configured it starts the built-in demo upstream (an
+// in-process fake of Sure seeded with a sample family) so that the
+// playground works at once.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"suregql/facade"
+	"suregql/restclient"
+	"suregql/restclienttest"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "suregql:", err)
+		os.Exit(1)
+	}
+}
+
+// config is the server's configuration: flags, with environment fallbacks.
+type config struct {
+	addr            string
+	upstream        string
+	upstreamTimeout time.Duration
+}
+
+func parseConfig(args []string, getenv func(string) string) (config, error) {
+	fs := flag.NewFlagSet("suregql", flag.ContinueOnError)
+	env := func(name, def string) string {
+		if v := getenv(name); v != "" {
+			return v
+		}
+		return def
+	}
+	var cfg config
+	fs.StringVar(&cfg.addr, "addr", env("ADDR", ":8080"), "listen address (env ADDR)")
+	fs.StringVar(&cfg.upstream, "upstream", env("UPSTREAM_URL", ""),
+		"base URL of the Sure server, e.g. https://sure.example.com (env UPSTREAM_URL); empty serves the built-in demo upstream")
+	timeout := env("UPSTREAM_TIMEOUT", "10s")
+	fs.StringVar(&timeout, "upstream-timeout", timeout, "timeout of one upstream request (env UPSTREAM_TIMEOUT)")
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	d, err := time.ParseDuration(timeout)
+	if err != nil || d <= 0 {
+		return cfg, fmt.Errorf("upstream timeout %q is not a positive duration", timeout)
+	}
+	cfg.upstreamTimeout = d
+	return cfg, nil
+}
+
+// run serves until ctx is done, then shuts down gracefully.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	cfg, err := parseConfig(args, getenv)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(stdout, nil))
+
+	var playgroundKey string
+	if cfg.upstream == "" {
+		demoURL, stopDemo, err := startDemoUpstream()
+		if err != nil {
+			return err
+		}
+		defer stopDemo()
+		cfg.upstream = demoURL
+		playgroundKey = restclienttest.DemoKey
+	}
+	upstream, err := restclient.New(cfg.upstream, restclient.WithHTTPClient(&http.Client{Timeout: cfg.upstreamTimeout}))
+	if err != nil {
+		return err
+	}
+
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.addr, err)
+	}
+	srv := &http.Server{
+		Handler:           facade.New(facade.Config{Upstream: upstream, Log: log, PlaygroundAPIKey: playgroundKey}),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+	}
+	url := "http://" + displayAddr(ln.Addr())
+	if playgroundKey != "" {
+		fmt.Fprintf(stdout, "demo mode: no -upstream given, serving the built-in demo Sure upstream\n")
+		fmt.Fprintf(stdout, "playground: %s/  (API key %q is pre-filled in the headers tab)\n", url, playgroundKey)
+	} else {
+		fmt.Fprintf(stdout, "upstream: %s\nplayground: %s/\n", cfg.upstream, url)
+	}
+	fmt.Fprintf(stdout, "graphql endpoint: %s/graphql\n", url)
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// startDemoUpstream serves the fake Sure upstream on a loopback port, so
+// that demo mode goes through the same HTTP client code as production.
+func startDemoUpstream() (baseURL string, stop func(), err error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, fmt.Errorf("start demo upstream: %w", err)
+	}
+	srv := &http.Server{Handler: restclienttest.New(), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return "http://" + ln.Addr().String(), func() { _ = srv.Close() }, nil
+}
+
+// displayAddr turns a wildcard listen address into one a browser can open.
+func displayAddr(a net.Addr) string {
+	host, port, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return a.String()
+	}
+	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
+		host = "localhost"
+	}
+	return net.JoinHostPort(host, port)
+}
