@@ -23,7 +23,8 @@ type Server struct {
 	windows  map[string]*rateWindow // rate-limit window of each API key
 	failures []*failure             // pending FailNext answers, oldest first
 	log      []Request
-	minted   int // records created at runtime, numbered for deterministic ids
+	minted   int           // records created at runtime, numbered for deterministic ids
+	held     chan struct{} // while non-nil, answers wait for it to close (Hold)
 }
 
 // Request is one request as the fake recorded it.
@@ -75,6 +76,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	resp, delay := s.handle(r, body)
 	if delay > 0 && !sleep(r.Context(), delay) {
 		return // the client gave up; the work is done and recorded, the answer is lost
+	}
+	s.mu.Lock()
+	held := s.held
+	s.mu.Unlock()
+	if held != nil {
+		select {
+		case <-held:
+		case <-r.Context().Done():
+			return
+		}
 	}
 	resp.write(w)
 }
@@ -254,4 +265,25 @@ func (s *Server) SetDelay(d time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.delay = d
+}
+
+// Hold makes every answer wait, after the request is processed and
+// recorded, until release is called: a test can then see which requests
+// arrive while others are in flight. release is idempotent.
+func (s *Server) Hold() (release func()) {
+	ch := make(chan struct{})
+	s.mu.Lock()
+	s.held = ch
+	s.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.mu.Lock()
+			if s.held == ch {
+				s.held = nil
+			}
+			s.mu.Unlock()
+			close(ch)
+		})
+	}
 }
