@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -36,9 +37,11 @@ func main() {
 
 // config is the server's configuration: flags, with environment fallbacks.
 type config struct {
-	addr            string
-	upstream        string
-	upstreamTimeout time.Duration
+	addr             string
+	upstream         string
+	upstreamTimeout  time.Duration
+	maxUpstreamCalls int
+	cacheTTL         time.Duration
 }
 
 func parseConfig(args []string, getenv func(string) string) (config, error) {
@@ -55,6 +58,10 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 		"base URL of the Sure server, e.g. https://sure.example.com (env UPSTREAM_URL); empty serves the built-in demo upstream")
 	timeout := env("UPSTREAM_TIMEOUT", "10s")
 	fs.StringVar(&timeout, "upstream-timeout", timeout, "timeout of one upstream request (env UPSTREAM_TIMEOUT)")
+	maxCalls := env("MAX_UPSTREAM_CALLS", strconv.Itoa(facade.DefaultMaxUpstreamCalls))
+	fs.StringVar(&maxCalls, "max-upstream-calls", maxCalls, "upstream calls allowed per GraphQL operation, 0 for no cap (env MAX_UPSTREAM_CALLS)")
+	cacheTTL := env("CACHE_TTL", "0")
+	fs.StringVar(&cacheTTL, "cache-ttl", cacheTTL, "keep GET answers per API key this long, e.g. 30s; 0 turns the cache off (env CACHE_TTL)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -63,6 +70,15 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 		return cfg, fmt.Errorf("upstream timeout %q is not a positive duration", timeout)
 	}
 	cfg.upstreamTimeout = d
+	if cfg.maxUpstreamCalls, err = strconv.Atoi(maxCalls); err != nil || cfg.maxUpstreamCalls < 0 {
+		return cfg, fmt.Errorf("max upstream calls %q is not a non-negative integer", maxCalls)
+	}
+	if cacheTTL == "0" {
+		cacheTTL = "0s"
+	}
+	if cfg.cacheTTL, err = time.ParseDuration(cacheTTL); err != nil || cfg.cacheTTL < 0 {
+		return cfg, fmt.Errorf("cache TTL %q is not a duration", cacheTTL)
+	}
 	return cfg, nil
 }
 
@@ -94,7 +110,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return fmt.Errorf("listen on %s: %w", cfg.addr, err)
 	}
 	srv := &http.Server{
-		Handler:           facade.New(facade.Config{Upstream: upstream, Log: log, PlaygroundAPIKey: playgroundKey}),
+		Handler: facade.New(facade.Config{
+			Upstream: upstream, Log: log, PlaygroundAPIKey: playgroundKey,
+			MaxUpstreamCalls: cfg.maxUpstreamCalls, CacheTTL: cfg.cacheTTL,
+		}),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 	}

@@ -21,6 +21,7 @@ import (
 
 	"suregql/graph"
 	"suregql/graph/loader"
+	"suregql/restcache"
 	"suregql/restclient"
 )
 
@@ -42,7 +43,24 @@ type Config struct {
 	// PlaygroundAPIKey pre-fills the playground's X-Api-Key header (the demo
 	// key in demo mode); empty leaves a blank value to fill in.
 	PlaygroundAPIKey string
+	// MaxUpstreamCalls caps the upstream calls of one operation (0: no
+	// cap). DefaultMaxUpstreamCalls is a standard key's whole hour.
+	MaxUpstreamCalls int
+	// CacheTTL turns on a per-key cache of GET answers kept that long;
+	// 0 leaves it off.
+	CacheTTL time.Duration
+	// CacheSize bounds the cache (answers kept); 0 means DefaultCacheSize.
+	CacheSize int
+	// Coalescer shares identical GETs in flight between requests of one
+	// key; nil makes a new one. Tests pass their own to watch it.
+	Coalescer *restcache.Coalescer
 }
+
+// Defaults of Config.
+const (
+	DefaultMaxUpstreamCalls = 100
+	DefaultCacheSize        = 10_000
+)
 
 // New returns the facade's HTTP handler: POST/GET /graphql, the playground
 // at / and /healthz.
@@ -66,10 +84,27 @@ func New(cfg Config) http.Handler {
 		return gqlerror.Errorf("internal error")
 	})
 	srv.AroundOperations(requireAPIKey)
+	srv.AroundOperations(refuseTooExpensive(cfg.MaxUpstreamCalls))
 	srv.AroundResponses(reportUpstreamCost)
 
+	shared := &loader.Shared{
+		Upstream:   cfg.Upstream,
+		Coalescer:  cfg.Coalescer,
+		RateLimits: &restcache.RateLimits{},
+		MaxCalls:   cfg.MaxUpstreamCalls,
+	}
+	if shared.Coalescer == nil {
+		shared.Coalescer = &restcache.Coalescer{}
+	}
+	if cfg.CacheTTL > 0 {
+		size := cfg.CacheSize
+		if size <= 0 {
+			size = DefaultCacheSize
+		}
+		shared.Cache = restcache.NewCache(size, cfg.CacheTTL)
+	}
 	mux := http.NewServeMux()
-	gql := http.MaxBytesHandler(loader.Middleware(cfg.Upstream, srv), maxBodyBytes)
+	gql := http.MaxBytesHandler(loader.Middleware(shared, srv), maxBodyBytes)
 	mux.Handle("/graphql", gql)
 	mux.Handle("GET /{$}", playground.Handler("Sure GraphQL", "/graphql",
 		playground.WithGraphiqlUiHeaders(map[string]string{"X-Api-Key": cfg.PlaygroundAPIKey}),
@@ -107,8 +142,25 @@ func requireAPIKey(ctx context.Context, next graphql.OperationHandler) graphql.R
 	return next(ctx)
 }
 
+// refuseTooExpensive refuses, before any call, an operation whose root
+// fields alone need more upstream calls than the budget.
+func refuseTooExpensive(budget int) graphql.OperationMiddleware {
+	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+		if budget <= 0 {
+			return next(ctx)
+		}
+		if planned := graph.RootCost(graphql.GetOperationContext(ctx)); planned > budget {
+			err := gqlerror.Errorf("this operation needs at least %d upstream calls before its nested fields; the budget is %d", planned, budget)
+			err.Extensions = map[string]any{"code": graph.CodeQueryTooExpensive, "budget": budget, "planned": planned}
+			return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{err}})
+		}
+		return next(ctx)
+	}
+}
+
 // reportUpstreamCost adds extensions.upstream: the number of upstream calls
-// the operation made, so that callers can watch their hourly budget.
+// the operation made and the key's rate limit as last reported, so that
+// callers can watch their hourly budget.
 func reportUpstreamCost(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 	resp := next(ctx)
 	l := loader.From(ctx)

@@ -33,6 +33,9 @@ type envConfig struct {
 
 func withTimeout(d time.Duration) envOption { return func(c *envConfig) { c.timeout = d } }
 
+// withConfig adjusts the facade's configuration.
+func withConfig(f func(*facade.Config)) envOption { return func(c *envConfig) { f(&c.facade) } }
+
 func newEnv(t *testing.T, opts ...envOption) *env {
 	t.Helper()
 	cfg := envConfig{timeout: 5 * time.Second}

@@ -3,6 +3,8 @@ package graph
 import (
 	"context"
 
+	"github.com/99designs/gqlgen/graphql"
+
 	"suregql/graph/loader"
 	"suregql/graph/model"
 	"suregql/paging"
@@ -62,4 +64,77 @@ func canonicalID(arg, id string) (string, error) {
 		return "", invalidID(arg, id)
 	}
 	return c, nil
+}
+
+// subcategories answers Category.subcategories. subcategories_count is
+// current as of the answer that held the category: a leaf (count 0) or a
+// subcategory needs no call; up to 100 subcategories are planned together
+// with every other category of the operation (see loader.Children); more
+// are paged like any list.
+func subcategories(ctx context.Context, obj *model.Category, args paging.Args) (*model.CategoryConnection, error) {
+	f := loader.CategoryFilter{ParentID: obj.ID}
+	count := obj.SubcategoriesCount
+	if obj.ParentID != "" {
+		count = 0 // two levels only
+	}
+	if count == 0 || count > loader.MaxBatchedChildren {
+		return categoryList(ctx, f, args, count)
+	}
+	req, err := paging.Parse(f.List(), args, DefaultCategoryPage)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithKnownTotal(count)
+	if w, empty, known := req.Empty(); empty && known {
+		return categoryConnection(f.List(), paging.Result[*restclient.Category]{Window: w}), nil
+	}
+	l, err := loader.For(ctx)
+	if err != nil {
+		return nil, err
+	}
+	children, err := l.Children(ctx, loader.ParentKey{ID: obj.ID, Classification: classificationToREST(obj.Classification), Count: count})
+	if err != nil {
+		return nil, err
+	}
+	return categoryConnection(f.List(), paging.Slice(req, children)), nil
+}
+
+// wantsSubcategories reports whether the category list being resolved
+// selects subcategories on its nodes (through nodes or edges.node).
+func wantsSubcategories(ctx context.Context) bool {
+	oc := graphql.GetOperationContext(ctx)
+	has := func(sel []graphql.CollectedField, name string) bool {
+		for _, f := range sel {
+			if f.Name == name {
+				return true
+			}
+		}
+		return false
+	}
+	for _, f := range graphql.CollectFieldsCtx(ctx, nil) {
+		switch f.Name {
+		case "nodes":
+			if has(graphql.CollectFields(oc, f.Selections, []string{"Category"}), "subcategories") {
+				return true
+			}
+		case "edges":
+			for _, e := range graphql.CollectFields(oc, f.Selections, []string{"CategoryEdge"}) {
+				if e.Name == "node" && has(graphql.CollectFields(oc, e.Selections, []string{"Category"}), "subcategories") {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// windowSize is the number of items a connection asks for.
+func windowSize(a paging.Args, def int) int {
+	switch {
+	case a.First != nil:
+		return *a.First
+	case a.Last != nil:
+		return *a.Last
+	}
+	return def
 }

@@ -26,6 +26,7 @@ const (
 	CodeBadUserInput        = "BAD_USER_INPUT"
 	CodeUpstreamRejected    = "UPSTREAM_REJECTED"
 	CodeInternal            = "INTERNAL"
+	CodeQueryTooExpensive   = "QUERY_TOO_EXPENSIVE"
 )
 
 // badInput is an argument the caller must fix; it never reaches upstream.
@@ -81,8 +82,13 @@ func present(err error) (string, map[string]any) {
 		unavail *restclient.UnavailableError
 		argErr  *paging.ArgumentError
 		nf      *notFound
+		tooMuch *loader.TooExpensiveError
 	)
 	switch {
+	case errors.As(err, &tooMuch):
+		return tooMuch.Error(), map[string]any{
+			"code": CodeQueryTooExpensive, "budget": tooMuch.Budget, "planned": tooMuch.Planned, "spent": tooMuch.Spent,
+		}
 	case errors.As(err, &nf):
 		return err.Error(), code(CodeNotFound)
 	case errors.Is(err, loader.ErrNoAPIKey), errors.Is(err, loader.ErrBadAPIKey):

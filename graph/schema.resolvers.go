@@ -29,7 +29,8 @@ func (r *categoryResolver) Parent(ctx context.Context, obj *model.Category) (*mo
 	if err != nil {
 		return nil, err
 	}
-	c, err := l.Category(ctx, obj.ParentID)
+	// Batched with every other parent of the operation.
+	c, err := l.Parent(ctx, obj.ParentID)
 	if err != nil {
 		return nil, asNotFound(err, "category", obj.ParentID)
 	}
@@ -38,10 +39,7 @@ func (r *categoryResolver) Parent(ctx context.Context, obj *model.Category) (*mo
 
 // Subcategories is the resolver for the subcategories field.
 func (r *categoryResolver) Subcategories(ctx context.Context, obj *model.Category, first *int, after *string, last *int, before *string) (*model.CategoryConnection, error) {
-	// subcategories_count is current as of the answer that held obj: a leaf
-	// (count 0) needs no call.
-	f := loader.CategoryFilter{ParentID: obj.ID}
-	return categoryList(ctx, f, pageArgs(first, after, last, before), obj.SubcategoriesCount)
+	return subcategories(ctx, obj, pageArgs(first, after, last, before))
 }
 
 // LastMessageAt is the resolver for the lastMessageAt field.
@@ -148,7 +146,14 @@ func (r *queryResolver) Categories(ctx context.Context, first *int, after *strin
 		}
 		f.ParentID = id
 	}
-	return categoryList(ctx, f, pageArgs(first, after, last, before), -1)
+	args := pageArgs(first, after, last, before)
+	if f.ParentID == "" && wantsSubcategories(ctx) {
+		// Look-ahead: the tree may come cheaper from one read of the family.
+		if l, err := loader.For(ctx); err == nil {
+			l.PrefetchFamily(ctx, f.Classification, windowSize(args, DefaultCategoryPage))
+		}
+	}
+	return categoryList(ctx, f, args, -1)
 }
 
 // Category is the resolver for the category field.
@@ -205,6 +210,24 @@ func (r *queryResolver) Import(ctx context.Context, id string) (*model.Import, e
 		return nil, asNotFound(err, "import", id)
 	}
 	return importFromREST(imp), nil
+}
+
+// RateLimit is the resolver for the rateLimit field.
+func (r *queryResolver) RateLimit(ctx context.Context) (*model.RateLimit, error) {
+	l, err := loader.For(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rl, err := l.CurrentRateLimit(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &model.RateLimit{
+		Limit:     rl.Limit,
+		Remaining: max(rl.Remaining, 0),
+		Used:      max(rl.Limit-max(rl.Remaining, 0), 0),
+		ResetAt:   rl.ResetAt,
+	}, nil
 }
 
 // Category returns CategoryResolver implementation.

@@ -24,10 +24,18 @@ func (f CategoryFilter) List() string {
 		"&roots_only=" + strconv.FormatBool(f.RootsOnly) + "&parent_id=" + f.ParentID
 }
 
-// Categories answers a window of a category list with the fewest upstream
-// pages, and primes the by-id loader with every category it saw.
+// Categories answers a window of a category list: from memory when this
+// operation has read the family, otherwise with the fewest upstream pages.
+// Every category seen primes the by-id loaders.
 func (l *Loaders) Categories(ctx context.Context, f CategoryFilter, r paging.Request) (paging.Result[*restclient.Category], error) {
-	src := paging.Source[*restclient.Category]{
+	if all := l.snapshot(f.Classification); all != nil {
+		return paging.Slice(r, filterList(all, f)), nil
+	}
+	return paging.Load(ctx, r, l.categorySource(f))
+}
+
+func (l *Loaders) categorySource(f CategoryFilter) paging.Source[*restclient.Category] {
+	return paging.Source[*restclient.Category]{
 		MaxPerPage: restclient.MaxPerPage,
 		Fetch: func(ctx context.Context, page, perPage int) (paging.Page[*restclient.Category], error) {
 			p, err := l.client.ListCategories(ctx, restclient.ListCategoriesOptions{
@@ -47,5 +55,27 @@ func (l *Loaders) Categories(ctx context.Context, f CategoryFilter, r paging.Req
 			}, nil
 		},
 	}
-	return paging.Load(ctx, r, src)
+}
+
+// PrefetchFamily is the look-ahead of a category list whose selection also
+// wants subcategories: reading the family (of class) once may answer the
+// list and every subcategory in memory. It reads page 1 (one call, which
+// tells the family's size); when the family fits that page, the whole tree
+// costs that one call. Otherwise it reads the rest only when that costs no
+// more than answering the window (windowSize roots) plus one call per root
+// would, and the budget allows. Errors are not returned: the list is then
+// answered the ordinary way, which reports them.
+func (l *Loaders) PrefetchFamily(ctx context.Context, class string, windowSize int) {
+	if l.snapshot(class) != nil || l.Affordable(1) != nil {
+		return
+	}
+	first, err := l.familyFirstPage(ctx, class)
+	if err != nil {
+		return
+	}
+	rest := FamilyPages(first.Pagination.TotalCount) - 1
+	if rest > 1+windowSize || l.Affordable(rest) != nil {
+		return
+	}
+	_, _ = l.readFamily(ctx, class)
 }

@@ -10,6 +10,7 @@ package loader
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/vikstrous/dataloadgen"
 
+	"suregql/restcache"
 	"suregql/restclient"
 )
 
@@ -32,52 +34,77 @@ const maxKeyLen = 512
 
 type ctxKey struct{}
 
+// Shared is what the data layer shares between requests; build it once per
+// server.
+type Shared struct {
+	// Upstream is the client of the Sure server, without a key.
+	Upstream *restclient.Client
+	// Coalescer lets identical GETs of one key in flight at the same moment
+	// share a call; nil turns that off.
+	Coalescer *restcache.Coalescer
+	// Cache keeps GET answers per key for a TTL; nil turns it off.
+	Cache *restcache.Cache
+	// RateLimits remembers the last rate-limit headers of each key; nil
+	// keeps them per request only.
+	RateLimits *restcache.RateLimits
+	// MaxCalls caps the upstream calls of one operation; 0 means no cap.
+	MaxCalls int
+}
+
 // Loaders is the data layer of one GraphQL request.
 type Loaders struct {
+	shared *Shared
 	apiKey string
 	keyErr error
 	client *restclient.Client
 	memo   *memo
-	calls  atomic.Int64
+	calls  atomic.Int64 // requests sent (observed)
+	sends  atomic.Int64 // requests let through the gate
 
 	mu        sync.Mutex
 	rateLimit *restclient.RateLimit
 
 	categoryByID *dataloadgen.Loader[string, *restclient.Category]
+	parentByID   *dataloadgen.Loader[string, *restclient.Category]
+	children     *dataloadgen.Loader[ParentKey, []*restclient.Category]
+	family       familyState
 }
 
-// New returns the data layer for one request made with apiKey. base is the
-// shared upstream client.
-func New(base *restclient.Client, apiKey string) *Loaders {
-	l := &Loaders{apiKey: apiKey, keyErr: checkKey(apiKey)}
-	l.memo = newMemo(nil)
-	l.client = base.WithAPIKey(apiKey).WithObserver(l.observe).WithFetcher(l.memo)
-	// The upstream has no batch-by-ids endpoint: the batch fetches each id
-	// once, in parallel, and lists prime it so most ids cost nothing.
-	l.categoryByID = dataloadgen.NewLoader(l.fetchCategories, dataloadgen.WithWait(time.Millisecond))
+// batchWait is how long a loader waits for more keys before planning a
+// batch. gqlgen resolves the nodes of a list concurrently, so the fields of
+// one list arrive within microseconds; the wait is generous so that a busy
+// machine still batches a whole list.
+const batchWait = 2 * time.Millisecond
+
+// New returns the data layer for one request made with apiKey.
+func New(shared *Shared, apiKey string) *Loaders {
+	l := &Loaders{shared: shared, apiKey: apiKey, keyErr: checkKey(apiKey)}
+	var cache, coalescer restclient.Fetcher
+	if shared.Cache != nil {
+		cache = shared.Cache
+	}
+	if shared.Coalescer != nil {
+		coalescer = shared.Coalescer
+	}
+	// Memo first (nothing twice per operation), then the shared cache, then
+	// coalescing with other requests in flight, then the network.
+	l.memo = newMemo(restcache.Chain(cache, coalescer))
+	l.client = shared.Upstream.WithAPIKey(apiKey).WithObserver(l.observe).WithGate(l.gate).WithFetcher(l.memo)
+	// The upstream has no batch-by-ids endpoint: by-id lookups are sent
+	// one GET per id, in parallel, and lists prime the loader so that most
+	// ids cost nothing. Parents are roots, which one roots list answers.
+	l.categoryByID = dataloadgen.NewLoader(l.fetchCategories, dataloadgen.WithWait(batchWait))
+	l.parentByID = dataloadgen.NewLoader(l.fetchParents, dataloadgen.WithWait(batchWait))
+	l.children = dataloadgen.NewLoader(l.planChildren, dataloadgen.WithWait(batchWait))
+	l.family.m = map[string]*familyEntry{}
 	return l
-}
-
-func checkKey(key string) error {
-	if key == "" {
-		return ErrNoAPIKey
-	}
-	if len(key) > maxKeyLen {
-		return ErrBadAPIKey
-	}
-	for i := 0; i < len(key); i++ {
-		if c := key[i]; c < 0x21 || c > 0x7e {
-			return ErrBadAPIKey
-		}
-	}
-	return nil
 }
 
 // Middleware makes a *Loaders for every request from its X-Api-Key header.
 // Only that header is read: an Authorization header is never forwarded.
-func Middleware(base *restclient.Client, next http.Handler) http.Handler {
+func Middleware(shared *Shared, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		l := New(base, r.Header.Get("X-Api-Key"))
+		l := New(shared, r.Header.Get("X-Api-Key"))
 		next.ServeHTTP(w, r.WithContext(WithLoaders(r.Context(), l)))
 	})
 }
@@ -116,12 +143,21 @@ func (l *Loaders) Client() *restclient.Client { return l.client }
 // Calls returns how many requests this operation sent upstream so far.
 func (l *Loaders) Calls() int { return int(l.calls.Load()) }
 
-// RateLimit returns the last rate-limit headers seen in this operation, or
-// nil.
+// RateLimit returns the last rate-limit headers seen for this key, in this
+// operation or an earlier one, or nil.
 func (l *Loaders) RateLimit() *restclient.RateLimit {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.rateLimit
+	rl := l.rateLimit
+	l.mu.Unlock()
+	if rl != nil {
+		return rl
+	}
+	if l.shared.RateLimits != nil {
+		if seen, ok := l.shared.RateLimits.Get(l.apiKey); ok {
+			return &seen
+		}
+	}
+	return nil
 }
 
 func (l *Loaders) observe(c restclient.Call) {
@@ -130,12 +166,66 @@ func (l *Loaders) observe(c restclient.Call) {
 		l.mu.Lock()
 		l.rateLimit = c.RateLimit
 		l.mu.Unlock()
+		if l.shared.RateLimits != nil {
+			l.shared.RateLimits.Observe(l.apiKey, *c.RateLimit)
+		}
 	}
 }
 
-// ChatsChanged drops remembered chat answers after a write in this
-// operation.
-func (l *Loaders) ChatsChanged() { l.memo.forget("chats") }
+// ChatsChanged forgets chat answers, of this operation and in the shared
+// cache for this key, after this key wrote a chat: its next read sees the
+// write.
+func (l *Loaders) ChatsChanged() {
+	l.memo.forget("chats")
+	if l.shared.Cache != nil {
+		l.shared.Cache.Invalidate(l.apiKey, "chats")
+	}
+}
+
+// TooExpensiveError refuses upstream calls that would take the operation
+// past its budget. Nothing of the refused batch was sent.
+type TooExpensiveError struct {
+	Budget  int // calls allowed per operation
+	Spent   int // calls already made
+	Planned int // calls the refused batch needed
+}
+
+func (e *TooExpensiveError) Error() string {
+	return fmt.Sprintf("this field needs %d more upstream calls, but the operation has spent %d of its budget of %d",
+		e.Planned, e.Spent, e.Budget)
+}
+
+// Budget returns the operation's call budget (0: unlimited).
+func (l *Loaders) Budget() int { return l.shared.MaxCalls }
+
+// Affordable returns a *TooExpensiveError when n more calls would take the
+// operation past its budget. Planners ask before sending a batch, so that a
+// batch is sent whole or not at all.
+func (l *Loaders) Affordable(n int) error {
+	max := l.shared.MaxCalls
+	if max <= 0 || n <= 0 {
+		return nil
+	}
+	if spent := int(l.sends.Load()); spent+n > max {
+		return &TooExpensiveError{Budget: max, Spent: spent, Planned: n}
+	}
+	return nil
+}
+
+// gate lets a request through while the operation is within its budget:
+// the hard cap behind Affordable, counted per attempt (retries included).
+func (l *Loaders) gate(string, string) error {
+	max := int64(l.shared.MaxCalls)
+	for {
+		n := l.sends.Load()
+		if max > 0 && n >= max {
+			return &TooExpensiveError{Budget: int(max), Spent: int(n), Planned: 1}
+		}
+		if l.sends.CompareAndSwap(n, n+1) {
+			return nil
+		}
+	}
+}
 
 // Category returns one category by id, from this operation's answers when
 // any of them held it, or with one GET.
@@ -144,10 +234,17 @@ func (l *Loaders) Category(ctx context.Context, id string) (*restclient.Category
 }
 
 // PrimeCategories remembers categories from a list or show answer, so that
-// later lookups by id cost nothing.
+// later lookups by id (and of parents) cost nothing.
 func (l *Loaders) PrimeCategories(cats []restclient.Category) {
 	for i := range cats {
-		l.categoryByID.Prime(cats[i].ID, &cats[i])
+		l.prime(&cats[i])
+	}
+}
+
+func (l *Loaders) prime(c *restclient.Category) {
+	l.categoryByID.Prime(c.ID, c)
+	if c.Parent == nil {
+		l.parentByID.Prime(c.ID, c)
 	}
 }
 
@@ -163,3 +260,21 @@ func (l *Loaders) fetchCategories(ctx context.Context, ids []string) ([]*restcli
 	wg.Wait()
 	return out, errs
 }
+
+func checkKey(key string) error {
+	if key == "" {
+		return ErrNoAPIKey
+	}
+	if len(key) > maxKeyLen {
+		return ErrBadAPIKey
+	}
+	for i := 0; i < len(key); i++ {
+		if c := key[i]; c < 0x21 || c > 0x7e {
+			return ErrBadAPIKey
+		}
+	}
+	return nil
+}
+
+// errNoRateLimit: the upstream answered without X-RateLimit-* headers.
+var errNoRateLimit = &restclient.UnavailableError{Op: "rate limit", Err: errors.New("the upstream did not report a rate limit")}

@@ -171,6 +171,18 @@ type PageInfo struct {
 type Query struct {
 }
 
+// The hourly request budget of an API key (100 requests an hour on Sure's standard tier).
+type RateLimit struct {
+	// Requests allowed per window.
+	Limit int `json:"limit"`
+	// Requests left in the current window.
+	Remaining int `json:"remaining"`
+	// Requests spent in the current window.
+	Used int `json:"used"`
+	// When the current window ends and the budget is restored.
+	ResetAt time.Time `json:"resetAt"`
+}
+
 // Input of `updateChat`.
 type UpdateChatInput struct {
 	// The chat's UUID.

@@ -1,0 +1,161 @@
+package loader
+
+import (
+	"context"
+	"sync"
+
+	"suregql/paging"
+	"suregql/restclient"
+)
+
+// A family read is the whole category list of the caller's family (or of
+// one classification of it: a subcategory shares its parent's
+// classification, so that slice is closed under parent/child), read with
+// per_page=100 in parallel pages. Once read, it answers every category list,
+// lookup, parent and subcategory of that slice in memory, in the upstream's
+// own order (name, then id): filtering an ordered list keeps its order.
+
+// familyPerPage is the page size of family reads: the largest the upstream
+// honours, so the fewest pages.
+const familyPerPage = restclient.MaxPerPage
+
+type familyState struct {
+	mu sync.Mutex
+	m  map[string]*familyEntry // by classification ("" = whole family)
+}
+
+type familyEntry struct {
+	done chan struct{}
+	list []*restclient.Category
+	err  error
+}
+
+// FamilyPages returns how many per_page=100 pages hold n categories.
+func FamilyPages(n int) int { return max(1, (n+familyPerPage-1)/familyPerPage) }
+
+// familyFirstPage reads page 1 of the family (or of one classification):
+// one call, memoized for the operation, that tells the family's size and
+// may hold all of it.
+func (l *Loaders) familyFirstPage(ctx context.Context, class string) (*restclient.CategoryPage, error) {
+	p, err := l.client.ListCategories(ctx, restclient.ListCategoriesOptions{Page: 1, PerPage: familyPerPage, Classification: class})
+	if err != nil {
+		return nil, err
+	}
+	l.PrimeCategories(p.Categories)
+	return p, nil
+}
+
+// snapshot returns the complete, ordered categories of class when this
+// operation has read them (or the whole family), or nil. It never calls.
+func (l *Loaders) snapshot(class string) []*restclient.Category {
+	l.family.mu.Lock()
+	defer l.family.mu.Unlock()
+	if e := l.family.m[class]; e != nil && isDone(e.done) && e.err == nil {
+		return e.list
+	}
+	if class == "" {
+		return nil
+	}
+	if e := l.family.m[""]; e != nil && isDone(e.done) && e.err == nil {
+		var out []*restclient.Category
+		for _, c := range e.list {
+			if c.Classification == class {
+				out = append(out, c)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+func isDone(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// readFamily reads every category of class, once per operation: page 1,
+// then the other pages in parallel, after checking that they fit the
+// budget. Concurrent callers share the read.
+func (l *Loaders) readFamily(ctx context.Context, class string) ([]*restclient.Category, error) {
+	l.family.mu.Lock()
+	e, ok := l.family.m[class]
+	if !ok {
+		e = &familyEntry{done: make(chan struct{})}
+		l.family.m[class] = e
+	}
+	l.family.mu.Unlock()
+	if ok {
+		select {
+		case <-e.done:
+			return e.list, e.err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	e.list, e.err = l.readFamilyPages(ctx, class)
+	if e.err != nil {
+		// A failed or refused read may be retried by a later planner (a
+		// refusal stays a refusal: the budget only shrinks).
+		l.family.mu.Lock()
+		delete(l.family.m, class)
+		l.family.mu.Unlock()
+	}
+	close(e.done)
+	return e.list, e.err
+}
+
+func (l *Loaders) readFamilyPages(ctx context.Context, class string) ([]*restclient.Category, error) {
+	first, err := l.familyFirstPage(ctx, class)
+	if err != nil {
+		return nil, err
+	}
+	total := first.Pagination.TotalCount
+	if total <= len(first.Categories) {
+		out := make([]*restclient.Category, len(first.Categories))
+		for i := range first.Categories {
+			out[i] = &first.Categories[i]
+		}
+		return out, nil
+	}
+	if err := l.Affordable(FamilyPages(total) - 1); err != nil {
+		return nil, err
+	}
+	f := CategoryFilter{Classification: class}
+	// A window of the whole list: Load fetches pages 2.. in parallel (page
+	// 1 is memoized) and places items by the reported page.
+	res, err := paging.Load(ctx, paging.Range(f.List(), 0, total).WithKnownTotal(total), l.categorySource(f))
+	if err != nil {
+		return nil, err
+	}
+	return res.Items, nil
+}
+
+// matches reports whether c is in the list f filters, as the upstream
+// filters it.
+func (f CategoryFilter) matches(c *restclient.Category) bool {
+	if f.Classification != "" && c.Classification != f.Classification {
+		return false
+	}
+	if f.RootsOnly && c.Parent != nil {
+		return false
+	}
+	if f.ParentID != "" && (c.Parent == nil || c.Parent.ID != f.ParentID) {
+		return false
+	}
+	return true
+}
+
+// filterList returns the categories of all that f keeps, in order.
+func filterList(all []*restclient.Category, f CategoryFilter) []*restclient.Category {
+	out := make([]*restclient.Category, 0, len(all))
+	for _, c := range all {
+		if f.matches(c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
