@@ -71,6 +71,11 @@ func DecodeCursor(list, cursor string) (Position, error) {
 	if err1 != nil || err2 != nil || offset >= total {
 		return Position{}, fmt.Errorf("%w: bad position", ErrInvalidCursor)
 	}
+	// base64 decoding tolerates line breaks and stray trailing bits: accept
+	// only the exact text EncodeCursor writes, so a position has one cursor.
+	if EncodeCursor(list, offset, total) != cursor {
+		return Position{}, fmt.Errorf("%w: not canonical", ErrInvalidCursor)
+	}
 	return Position{Offset: offset, Total: total}, nil
 }
 

@@ -104,6 +104,12 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 	for _, o := range opts {
 		o(c)
 	}
+	// Never follow redirects: net/http would copy X-Api-Key to whatever
+	// host a Location names (it strips only Authorization and cookies). A
+	// 3xx is answered as an unusable upstream answer instead.
+	hc := *c.http
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	c.http = &hc
 	return c, nil
 }
 
@@ -190,7 +196,7 @@ func (c *Client) get(ctx context.Context, path string, query url.Values, out any
 		return err
 	}
 	if err := json.Unmarshal(resp.Body, out); err != nil {
-		return &UnavailableError{Op: "GET " + rel, Err: fmt.Errorf("decode answer: %w", err)}
+		return &UnavailableError{Op: "GET /" + rel, Status: resp.Status, Err: fmt.Errorf("decode answer: %w", err)}
 	}
 	return nil
 }
@@ -203,7 +209,7 @@ func (c *Client) write(ctx context.Context, method, path string, body, out any) 
 		return err
 	}
 	if err := json.Unmarshal(resp.Body, out); err != nil {
-		return &UnavailableError{Op: method + " " + path, Err: fmt.Errorf("decode answer: %w", err)}
+		return &UnavailableError{Op: method + " /" + path, Status: resp.Status, Err: fmt.Errorf("decode answer: %w", err)}
 	}
 	return nil
 }
@@ -274,7 +280,8 @@ func sleep(ctx context.Context, d time.Duration) error {
 func (c *Client) once(ctx context.Context, method, path string, query url.Values, payload []byte) (*Response, error) {
 	u := c.baseURL.JoinPath(path)
 	u.RawQuery = query.Encode()
-	op := method + " " + strings.TrimPrefix(u.RequestURI(), c.baseURL.Path)
+	rel := strings.TrimPrefix(u.RequestURI(), c.baseURL.EscapedPath())
+	op := method + " " + rel
 
 	var body io.Reader
 	if payload != nil {
@@ -294,7 +301,7 @@ func (c *Client) once(ctx context.Context, method, path string, query url.Values
 		req.Header.Set("Content-Type", "application/json")
 	}
 
-	call := Call{Method: method, Path: strings.TrimPrefix(u.RequestURI(), c.baseURL.Path)}
+	call := Call{Method: method, Path: rel}
 	if c.gate != nil {
 		if err := c.gate(method, call.Path); err != nil {
 			return nil, &GateError{Err: err}
@@ -317,7 +324,9 @@ func (c *Client) once(ctx context.Context, method, path string, query url.Values
 	}
 	data, readErr := io.ReadAll(io.LimitReader(resp.Body, limit))
 	if readErr != nil {
-		err := &UnavailableError{Op: op, Status: resp.StatusCode, Err: fmt.Errorf("read answer: %w", readErr)}
+		// The connection broke mid-answer: as for any transport error (Status
+		// 0), a GET may be retried.
+		err := &UnavailableError{Op: op, Err: fmt.Errorf("read answer (status %d): %w", resp.StatusCode, readErr)}
 		call.Err = err
 		c.observe(call)
 		return nil, err

@@ -134,8 +134,9 @@ func isJSON(contentType string, body []byte) bool {
 // unreadable value falls back to X-RateLimit-Reset, then to one minute.
 func retryAfter(h http.Header, now time.Time) time.Duration {
 	if v := strings.TrimSpace(h.Get("Retry-After")); v != "" {
-		if s, err := strconv.Atoi(v); err == nil && s >= 0 {
-			return time.Duration(s) * time.Second
+		if s, err := strconv.ParseInt(v, 10, 64); err == nil && s >= 0 {
+			// Capped: a huge value would overflow time.Duration.
+			return time.Duration(min(s, maxRetryAfter)) * time.Second
 		}
 		if t, err := http.ParseTime(v); err == nil {
 			return max(t.Sub(now), 0)
@@ -146,6 +147,10 @@ func retryAfter(h http.Header, now time.Time) time.Duration {
 	}
 	return time.Minute
 }
+
+// maxRetryAfter caps Retry-After (seconds): a day is far past any hourly
+// window.
+const maxRetryAfter = 24 * 60 * 60
 
 // RateLimit is the upstream's view of a key's hourly budget, read from the
 // X-RateLimit-* headers of an answer.

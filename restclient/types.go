@@ -126,3 +126,21 @@ type ImportStats struct {
 	RowsCount      int  `json:"rows_count"`
 	ValidRowsCount *int `json:"valid_rows_count"`
 }
+
+// UnmarshalJSON reads a tool call, turning a null function_result into nil
+// so that callers test one thing.
+func (t *ToolCall) UnmarshalJSON(data []byte) error {
+	type plain ToolCall
+	var p plain
+	if err := json.Unmarshal(data, &p); err != nil {
+		return err
+	}
+	if string(p.FunctionResult) == "null" {
+		p.FunctionResult = nil
+	}
+	if string(p.FunctionArguments) == "null" {
+		p.FunctionArguments = nil
+	}
+	*t = ToolCall(p)
+	return nil
+}
