@@ -135,7 +135,9 @@ func TestBudget_ParentsOfTwoChildrenShareOneCall(t *testing.T) {
 	}
 	r := e.ok(restclienttest.DemoKey, `query($a: ID!, $b: ID!) { a: category(id: $a) { parent { color } } b: category(id: $b) { parent { color } } }`,
 		map[string]any{"a": a.ID, "b": b.ID}, &out)
-	wantCalls(t, r, 3)
+	// At most 3 (A, B, their parent); the demo family fits one page, which
+	// holds all three: 1.
+	wantCalls(t, r, 1)
 	food, _ := e.upstream.CategoryByName(restclienttest.DemoKey, "Food & Drink")
 	if out.A.Parent.Color != food.Color || out.B.Parent.Color != food.Color {
 		t.Errorf("parent colors = %q, %q, want %q", out.A.Parent.Color, out.B.Parent.Color, food.Color)
@@ -166,8 +168,8 @@ func TestBudget_ParentsOfAListAreBatched(t *testing.T) {
 	}
 	checkParents(restclienttest.DemoKey, out.Categories.Nodes)
 
-	// Three subcategories of three parents, fetched by id: one roots page
-	// answers the three parents (3 + 1 calls, not 3 + 3).
+	// Three subcategories of three parents, fetched by id: the family's
+	// first page answers all six (1 call, not 3 + 3).
 	ids := map[string]any{}
 	for i, name := range []string{"Restaurants", "Parking", "Pharmacy"} {
 		c, _ := e.upstream.CategoryByName(restclienttest.DemoKey, name)
@@ -178,12 +180,36 @@ func TestBudget_ParentsOfAListAreBatched(t *testing.T) {
 		c0: category(id: $c0) { name parent { name color } }
 		c1: category(id: $c1) { name parent { name color } }
 		c2: category(id: $c2) { name parent { name color } } }`, ids, &three)
-	wantCalls(t, r, 4)
+	wantCalls(t, r, 1)
 	var nodes []categoryNode
 	for _, n := range three {
 		nodes = append(nodes, n)
 	}
 	checkParents(restclienttest.DemoKey, nodes)
+
+	// In a family known to be larger than a page, the same lookups are sent
+	// by id (3 categories + 3 parents), without a probing family page.
+	key := restclienttest.LargeFamilyKey
+	e.ok(key, `{ categories(first: 1) { nodes { name subcategories { totalCount } } } }`, nil, nil) // learns the family's size
+	ids = map[string]any{}
+	for i, name := range []string{"Root 0500 / Sub 01", "Root 0600 / Sub 02", "Root 0700 / Sub 03"} {
+		c, ok := e.upstream.CategoryByName(key, name)
+		if !ok {
+			t.Fatalf("no %s in the large family", name)
+		}
+		ids[fmt.Sprintf("c%d", i)] = c.ID
+	}
+	three = nil
+	r = e.ok(key, `query($c0: ID!, $c1: ID!, $c2: ID!) {
+		c0: category(id: $c0) { name parent { name color } }
+		c1: category(id: $c1) { name parent { name color } }
+		c2: category(id: $c2) { name parent { name color } } }`, ids, &three)
+	wantCalls(t, r, 6)
+	nodes = nodes[:0]
+	for _, n := range three {
+		nodes = append(nodes, n)
+	}
+	checkParents(key, nodes)
 }
 
 func TestBudget_LargeFamilyPageOfRootsWithSubcategories(t *testing.T) {

@@ -88,10 +88,11 @@ func New(cfg Config) http.Handler {
 	srv.AroundResponses(reportUpstreamCost)
 
 	shared := &loader.Shared{
-		Upstream:   cfg.Upstream,
-		Coalescer:  cfg.Coalescer,
-		RateLimits: &restcache.RateLimits{},
-		MaxCalls:   cfg.MaxUpstreamCalls,
+		Upstream:    cfg.Upstream,
+		Coalescer:   cfg.Coalescer,
+		RateLimits:  &restcache.RateLimits{},
+		FamilySizes: &restcache.FamilySizes{},
+		MaxCalls:    cfg.MaxUpstreamCalls,
 	}
 	if shared.Coalescer == nil {
 		shared.Coalescer = &restcache.Coalescer{}

@@ -186,3 +186,29 @@ func (r *RateLimits) Get(apiKey string) (restclient.RateLimit, bool) {
 	rl, ok := r.m[KeyHash(apiKey)]
 	return rl, ok
 }
+
+// FamilySizes remembers how many categories each key's family had when
+// last seen. It is a planning hint only (never data served): it tells
+// whether one page of 100 is likely to hold the whole family.
+type FamilySizes struct {
+	mu sync.Mutex
+	m  map[string]int
+}
+
+// Observe records the family size of apiKey.
+func (f *FamilySizes) Observe(apiKey string, n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.m == nil {
+		f.m = map[string]int{}
+	}
+	f.m[KeyHash(apiKey)] = n
+}
+
+// Get returns the last family size seen for apiKey.
+func (f *FamilySizes) Get(apiKey string) (int, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n, ok := f.m[KeyHash(apiKey)]
+	return n, ok
+}

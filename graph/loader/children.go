@@ -71,7 +71,13 @@ func (l *Loaders) planChildren(ctx context.Context, keys []ParentKey) ([][]*rest
 	for i := range keys {
 		pending[i] = i
 	}
+	// A family read already complete or in flight (the list's look-ahead,
+	// or an earlier batch of this operation) answers everything.
 	if all := l.snapshot(class); all != nil {
+		answerFrom(all, true, pending)
+		return out, errs
+	}
+	if all := l.awaitFamily(ctx, class); all != nil {
 		answerFrom(all, true, pending)
 		return out, errs
 	}
@@ -132,58 +138,19 @@ func nonNil(s []*restclient.Category) []*restclient.Category {
 	return s
 }
 
-// fetchParents answers several parents (always roots) at once: one roots
-// list page answers up to 100 of them, where by-id lookups cost one call
-// each. The roots list is read when two or more parents are missing; any
-// left over are looked up by id, or with the rest of the roots list when
-// that is cheaper.
+// fetchParents answers several parents (always roots) at once. When the
+// family is likely to fit one page, its first page (one call, shared with
+// any other reader of it in this operation) answers them all; otherwise
+// each costs a by-id lookup, deduplicated with every other lookup.
 func (l *Loaders) fetchParents(ctx context.Context, ids []string) ([]*restclient.Category, []error) {
-	if len(ids) == 1 {
-		c, err := l.categoryByID.Load(ctx, ids[0])
-		return []*restclient.Category{c}, []error{err}
-	}
-	found := map[string]*restclient.Category{}
-	collect := func(cats []restclient.Category) {
-		for i := range cats {
-			found[cats[i].ID] = &cats[i]
-		}
-	}
-	if l.Affordable(1) == nil {
-		opts := restclient.ListCategoriesOptions{Page: 1, PerPage: familyPerPage, RootsOnly: true}
-		if first, err := l.client.ListCategories(ctx, opts); err == nil {
-			l.PrimeCategories(first.Categories)
-			collect(first.Categories)
-			missing := 0
-			for _, id := range ids {
-				if found[id] == nil {
-					missing++
-				}
-			}
-			if rest := FamilyPages(first.Pagination.TotalCount) - 1; missing > 0 && rest < missing && l.Affordable(rest) == nil {
-				var mu sync.Mutex
-				var wg sync.WaitGroup
-				for page := 2; page <= rest+1; page++ {
-					wg.Go(func() {
-						o := opts
-						o.Page = page
-						if p, err := l.client.ListCategories(ctx, o); err == nil {
-							l.PrimeCategories(p.Categories)
-							mu.Lock()
-							collect(p.Categories)
-							mu.Unlock()
-						}
-					})
-				}
-				wg.Wait()
-			}
-		}
-	}
 	out := make([]*restclient.Category, len(ids))
 	errs := make([]error, len(ids))
+	if len(ids) >= 2 {
+		l.fromFamilyFirstPage(ctx, ids, out)
+	}
 	var wg sync.WaitGroup
 	for i, id := range ids {
-		if c := found[id]; c != nil {
-			out[i] = c
+		if out[i] != nil {
 			continue
 		}
 		wg.Go(func() { out[i], errs[i] = l.categoryByID.Load(ctx, id) })

@@ -42,6 +42,9 @@ func (l *Loaders) familyFirstPage(ctx context.Context, class string) (*restclien
 		return nil, err
 	}
 	l.PrimeCategories(p.Categories)
+	if class == "" && l.shared.FamilySizes != nil {
+		l.shared.FamilySizes.Observe(l.apiKey, p.Pagination.TotalCount)
+	}
 	return p, nil
 }
 
@@ -66,6 +69,27 @@ func (l *Loaders) snapshot(class string) []*restclient.Category {
 		return out
 	}
 	return nil
+}
+
+// awaitFamily waits for a read of class (or of the whole family) that
+// another planner of this operation has started, and returns its list
+// filtered to class; nil when none is in flight or it failed.
+func (l *Loaders) awaitFamily(ctx context.Context, class string) []*restclient.Category {
+	l.family.mu.Lock()
+	e := l.family.m[class]
+	if e == nil {
+		e = l.family.m[""]
+	}
+	l.family.mu.Unlock()
+	if e == nil {
+		return nil
+	}
+	select {
+	case <-e.done:
+	case <-ctx.Done():
+		return nil
+	}
+	return l.snapshot(class)
 }
 
 func isDone(ch chan struct{}) bool {

@@ -47,6 +47,9 @@ type Shared struct {
 	// RateLimits remembers the last rate-limit headers of each key; nil
 	// keeps them per request only.
 	RateLimits *restcache.RateLimits
+	// FamilySizes remembers each key's family size, to plan lookups; nil
+	// keeps it per request only.
+	FamilySizes *restcache.FamilySizes
 	// MaxCalls caps the upstream calls of one operation; 0 means no cap.
 	MaxCalls int
 }
@@ -74,7 +77,7 @@ type Loaders struct {
 // batch. gqlgen resolves the nodes of a list concurrently, so the fields of
 // one list arrive within microseconds; the wait is generous so that a busy
 // machine still batches a whole list.
-const batchWait = 2 * time.Millisecond
+const batchWait = time.Millisecond
 
 // New returns the data layer for one request made with apiKey.
 func New(shared *Shared, apiKey string) *Loaders {
@@ -248,17 +251,58 @@ func (l *Loaders) prime(c *restclient.Category) {
 	}
 }
 
+// fetchCategories looks several ids up at once. Most families fit one
+// page of 100, so when two or more ids are wanted and the family is not
+// known to be larger, the family's first page is read first: one call that
+// may answer every id (and their parents). Ids it does not hold cost one
+// GET each, in parallel.
 func (l *Loaders) fetchCategories(ctx context.Context, ids []string) ([]*restclient.Category, []error) {
 	out := make([]*restclient.Category, len(ids))
 	errs := make([]error, len(ids))
+	if len(ids) >= 2 {
+		l.fromFamilyFirstPage(ctx, ids, out)
+	}
 	var wg sync.WaitGroup
 	for i, id := range ids {
+		if out[i] != nil {
+			continue
+		}
 		wg.Go(func() {
 			out[i], errs[i] = l.client.GetCategory(ctx, id)
 		})
 	}
 	wg.Wait()
 	return out, errs
+}
+
+// fromFamilyFirstPage fills out[i] for the ids the family's first page
+// holds, when the family is likely to fit that page and the budget allows
+// the call.
+func (l *Loaders) fromFamilyFirstPage(ctx context.Context, ids []string, out []*restclient.Category) {
+	if !l.familyLikelySmall() || l.Affordable(1) != nil {
+		return
+	}
+	first, err := l.familyFirstPage(ctx, "")
+	if err != nil {
+		return // each id is then looked up on its own, which reports errors
+	}
+	byID := make(map[string]*restclient.Category, len(first.Categories))
+	for i := range first.Categories {
+		byID[first.Categories[i].ID] = &first.Categories[i]
+	}
+	for i, id := range ids {
+		out[i] = byID[id]
+	}
+}
+
+// familyLikelySmall reports whether the caller's family is not known to
+// exceed one page of 100 categories.
+func (l *Loaders) familyLikelySmall() bool {
+	if l.shared.FamilySizes == nil {
+		return true
+	}
+	n, ok := l.shared.FamilySizes.Get(l.apiKey)
+	return !ok || n <= familyPerPage
 }
 
 func checkKey(key string) error {

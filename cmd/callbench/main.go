@@ -1,0 +1,307 @@
+// Command callbench runs a fixed workload of GraphQL operations against the
+// facade backed by the in-process fake Sure upstream, on the demo and the
+// large family, and prints one Markdown row per operation: the upstream
+// calls it made, the lower bound for that operation, the sequential round
+// trips, and the facade's own time per operation (wall time minus the time
+// spent inside the fake upstream's handler).
+//
+//	go run ./cmd/callbench > /tmp/table.md
+//
+// BENCHMARKS.md holds its output.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"sort"
+	"sync"
+	"time"
+
+	"suregql/facade"
+	"suregql/paging"
+	"suregql/restclient"
+	"suregql/restclienttest"
+)
+
+// op is one operation of the workload.
+type op struct {
+	name  string
+	key   string
+	query string
+	vars  func(*restclienttest.Server) map[string]any
+	// lower is the fewest upstream calls any client could answer the
+	// operation with, knowing only what the upstream tells; why says so.
+	lower int
+	why   string
+}
+
+func main() {
+	minTime := flag.Duration("benchtime", 300*time.Millisecond, "time each operation is repeated for, to measure ns/op")
+	flag.Parse()
+	if err := run(os.Stdout, *minTime); err != nil {
+		fmt.Fprintln(os.Stderr, "callbench:", err)
+		os.Exit(1)
+	}
+}
+
+func idOf(name string) func(*restclienttest.Server) map[string]any {
+	return func(s *restclienttest.Server) map[string]any {
+		c, _ := s.CategoryByName(restclienttest.DemoKey, name)
+		return map[string]any{"id": c.ID}
+	}
+}
+
+func workload() []op {
+	const tree = `{ categories(rootsOnly: true, first: 100) { nodes { name subcategories(first: 50) { nodes { name parent { name color } } } } } }`
+	longChat := func(s *restclienttest.Server) map[string]any {
+		for _, c := range s.Chats(restclienttest.DemoKey) {
+			if c.MessageCount > 100 {
+				return map[string]any{"id": c.ID}
+			}
+		}
+		return nil
+	}
+	return []op{
+		{name: "demo: categories(first: 10)", key: restclienttest.DemoKey,
+			query: `{ categories(first: 10) { nodes { id name } } }`, lower: 1, why: "one page"},
+		{name: "demo: tree of 22 roots with subcategories", key: restclienttest.DemoKey, query: tree,
+			lower: 1, why: "45 categories fit one page of 100"},
+		{name: "demo: the same tree twice (aliases)", key: restclienttest.DemoKey,
+			query: `{ a: categories(rootsOnly: true, first: 100) { nodes { name subcategories(first: 50) { nodes { name } } } } b: categories(rootsOnly: true, first: 100) { nodes { name subcategories(first: 50) { nodes { name } } } } }`,
+			lower: 1, why: "as above"},
+		{name: "demo: category(id) { parent { id name } }", key: restclienttest.DemoKey, vars: idOf("Restaurants"),
+			query: `query($id: ID!) { category(id: $id) { name parent { id name } } }`, lower: 1, why: "the parent is embedded"},
+		{name: "demo: two categories' parent colors", key: restclienttest.DemoKey,
+			vars: func(s *restclienttest.Server) map[string]any {
+				a, _ := s.CategoryByName(restclienttest.DemoKey, "Restaurants")
+				b, _ := s.CategoryByName(restclienttest.DemoKey, "Coffee Shops")
+				return map[string]any{"a": a.ID, "b": b.ID}
+			},
+			query: `query($a: ID!, $b: ID!) { a: category(id: $a) { parent { color } } b: category(id: $b) { parent { color } } }`,
+			lower: 1, why: "the family's first page holds all three"},
+		{name: "demo: chats(first: 5)", key: restclienttest.DemoKey,
+			query: `{ chats(first: 5) { totalCount nodes { title messageCount lastMessageAt } } }`, lower: 1, why: "one page"},
+		{name: "demo: chat(id) with first 30 messages and lastMessageAt", key: restclienttest.DemoKey, vars: longChat,
+			query: `query($id: ID!) { chat(id: $id) { title lastMessageAt messages(first: 30) { nodes { content } } } }`,
+			lower: 2, why: "page 1 of messages, and the last page for the newest"},
+		{name: "demo: chat(id) last 3 messages", key: restclienttest.DemoKey, vars: longChat,
+			query: `query($id: ID!) { chat(id: $id) { title messages(last: 3) { nodes { content } } } }`,
+			lower: 1, why: "the overflow page answers the chat and its last page"},
+		{name: "demo: import(id)", key: restclienttest.DemoKey,
+			vars: func(s *restclienttest.Server) map[string]any {
+				return map[string]any{"id": s.ImportIDs(restclienttest.DemoKey)[0]}
+			},
+			query: `query($id: ID!) { import(id: $id) { status stats { rowsCount } } }`, lower: 1, why: "one show"},
+		{name: "demo: category(id: \"42\") (not a UUID)", key: restclienttest.DemoKey,
+			query: `{ category(id: "42") { name } }`, lower: 0, why: "rejected locally"},
+		{name: "large: 100 roots with all subcategories", key: restclienttest.LargeFamilyKey, query: tree,
+			lower: 50, why: "5,000 categories, 100 a page"},
+		{name: "large: categories(first: 30) at offset 45", key: restclienttest.LargeFamilyKey,
+			vars: func(*restclienttest.Server) map[string]any {
+				return map[string]any{"after": cursorAt(44, 5000)}
+			},
+			query: `query($after: String) { categories(first: 30, after: $after) { nodes { name } } }`, lower: 1, why: "page 2 of 38 holds offsets 38..75"},
+		{name: "large: 10 roots with subcategories", key: restclienttest.LargeFamilyKey,
+			query: `{ categories(rootsOnly: true, first: 10) { nodes { name subcategories { nodes { name } } } } }`,
+			lower: 1, why: "the family's first page holds the first 10 roots and their subcategories, but not the roots' total"},
+		{name: "large: chats(first: 100)", key: restclienttest.LargeFamilyKey,
+			query: `{ chats(first: 100) { nodes { title } } }`, lower: 5, why: "fixed pages of 20"},
+		{name: "large: chats(last: 25)", key: restclienttest.LargeFamilyKey,
+			query: `{ chats(last: 25) { nodes { title } } }`, lower: 2, why: "the last page holds 10 of 20"},
+	}
+}
+
+// cursorAt builds the cursor of an offset of the whole category list, as
+// the facade would have returned it.
+func cursorAt(offset, total int) string {
+	return paging.EncodeCursor("categories?classification=&roots_only=false&parent_id=", offset, total)
+}
+
+// timing records, on the facade's side, when each upstream request was
+// out, to count sequential round trips and the time spent waiting upstream.
+type timing struct {
+	next  http.RoundTripper
+	mu    sync.Mutex
+	spans [][2]time.Time
+}
+
+func (t *timing) RoundTrip(r *http.Request) (*http.Response, error) {
+	start := time.Now()
+	resp, err := t.next.RoundTrip(r)
+	if err == nil {
+		// The answer is read by the client after RoundTrip returns; read it
+		// here so the span covers the whole exchange.
+		body, readErr := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+		err = readErr
+	}
+	t.mu.Lock()
+	t.spans = append(t.spans, [2]time.Time{start, time.Now()})
+	t.mu.Unlock()
+	return resp, err
+}
+
+func (t *timing) reset() {
+	t.mu.Lock()
+	t.spans = nil
+	t.mu.Unlock()
+}
+
+// rounds returns the longest chain of requests each started after the
+// previous one ended: the round trips the operation waited for in sequence.
+func (t *timing) rounds() int {
+	t.mu.Lock()
+	spans := append([][2]time.Time(nil), t.spans...)
+	t.mu.Unlock()
+	sort.Slice(spans, func(i, j int) bool { return spans[i][0].Before(spans[j][0]) })
+	depth := make([]int, len(spans))
+	best := 0
+	for i := range spans {
+		depth[i] = 1
+		for j := range i {
+			if !spans[j][1].After(spans[i][0]) {
+				depth[i] = max(depth[i], depth[j]+1)
+			}
+		}
+		best = max(best, depth[i])
+	}
+	return best
+}
+
+// upstreamTime returns how long at least one upstream request was out:
+// the union of the spans, since parallel requests overlap.
+func (t *timing) upstreamTime() time.Duration {
+	t.mu.Lock()
+	spans := append([][2]time.Time(nil), t.spans...)
+	t.mu.Unlock()
+	sort.Slice(spans, func(i, j int) bool { return spans[i][0].Before(spans[j][0]) })
+	var total time.Duration
+	var cur [2]time.Time
+	for i, s := range spans {
+		switch {
+		case i == 0:
+			cur = s
+		case !s[0].After(cur[1]):
+			if s[1].After(cur[1]) {
+				cur[1] = s[1]
+			}
+		default:
+			total += cur[1].Sub(cur[0])
+			cur = s
+		}
+	}
+	if len(spans) > 0 {
+		total += cur[1].Sub(cur[0])
+	}
+	return total
+}
+
+func serve(h http.Handler) (string, func(), error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return "http://" + ln.Addr().String(), func() { _ = srv.Close() }, nil
+}
+
+func run(w io.Writer, minTime time.Duration) error {
+	fake := restclienttest.New()
+	for _, k := range []string{restclienttest.DemoKey, restclienttest.LargeFamilyKey} {
+		fake.SetRateLimit(k, 1<<30) // the benchmark repeats operations far past an hour's budget
+	}
+	upURL, stopUp, err := serve(fake)
+	if err != nil {
+		return err
+	}
+	defer stopUp()
+	tm := &timing{next: http.DefaultTransport}
+	client, err := restclient.New(upURL, restclient.WithHTTPClient(&http.Client{Transport: tm, Timeout: time.Minute}))
+	if err != nil {
+		return err
+	}
+	gqlURL, stop, err := serve(facade.New(facade.Config{Upstream: client}))
+	if err != nil {
+		return err
+	}
+	defer stop()
+	gqlURL += "/graphql"
+	hc := &http.Client{Timeout: time.Minute}
+
+	fmt.Fprintln(w, "| operation | upstream calls | lower bound | sequential round trips | facade ns/op |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|")
+	for _, o := range workload() {
+		var vars map[string]any
+		if o.vars != nil {
+			vars = o.vars(fake)
+		}
+		fake.Reset()
+		tm.reset()
+		reported, err := post(hc, gqlURL, o.key, o.query, vars)
+		if err != nil {
+			return fmt.Errorf("%s: %w", o.name, err)
+		}
+		calls := fake.Calls()
+		if reported != calls {
+			return fmt.Errorf("%s: extensions.upstream.calls %d, upstream counted %d", o.name, reported, calls)
+		}
+		rounds := tm.rounds()
+
+		tm.reset()
+		n := 0
+		start := time.Now()
+		for time.Since(start) < minTime || n < 3 {
+			if _, err := post(hc, gqlURL, o.key, o.query, vars); err != nil {
+				return fmt.Errorf("%s: %w", o.name, err)
+			}
+			n++
+		}
+		facadeNs := (time.Since(start) - tm.upstreamTime()).Nanoseconds() / int64(n)
+		fmt.Fprintf(w, "| %s | %d | %d (%s) | %d | %d |\n", o.name, calls, o.lower, o.why, rounds, facadeNs)
+	}
+	return nil
+}
+
+// post runs one operation and returns extensions.upstream.calls. Field
+// errors are expected for some operations (the invalid id); transport
+// failures are not.
+func post(hc *http.Client, url, key, query string, vars map[string]any) (int, error) {
+	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Api-Key", key)
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Data       json.RawMessage
+		Errors     []struct{ Message string }
+		Extensions struct {
+			Upstream struct{ Calls int }
+		}
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		return 0, err
+	}
+	if string(out.Data) == "null" || len(out.Data) == 0 {
+		if len(out.Errors) > 0 {
+			return 0, errors.New(out.Errors[0].Message)
+		}
+	}
+	return out.Extensions.Upstream.Calls, nil
+}

@@ -1,0 +1,67 @@
+package facade_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"suregql/facade"
+	"suregql/restclient"
+	"suregql/restclienttest"
+)
+
+// benchOperation measures a whole operation through the production
+// handler, with the fake upstream in process (no network): the facade's
+// own cost per operation, upstream JSON decoding included.
+func benchOperation(b *testing.B, key, query string) {
+	up := restclienttest.New()
+	up.SetRateLimit(key, 1<<30)
+	client, err := restclient.New("http://sure.test", restclient.WithHTTPClient(&http.Client{Transport: handlerTransport{up}}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := facade.New(facade.Config{Upstream: client})
+	body := `{"query":` + quote(query) + `}`
+	b.ReportAllocs()
+	for b.Loop() {
+		req := httptest.NewRequestWithContext(context.Background(), http.MethodPost, "/graphql", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Api-Key", key)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK || strings.Contains(rec.Body.String(), `"errors"`) {
+			b.Fatalf("status %d: %s", rec.Code, rec.Body.String())
+		}
+	}
+}
+
+// handlerTransport answers HTTP requests with an in-process handler.
+type handlerTransport struct{ h http.Handler }
+
+func (t handlerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	rec := httptest.NewRecorder()
+	t.h.ServeHTTP(rec, r)
+	return rec.Result(), nil
+}
+
+func quote(s string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`, "\t", `\t`).Replace(s) + `"`
+}
+
+func BenchmarkOperation_CategoriesFirst10(b *testing.B) {
+	benchOperation(b, restclienttest.DemoKey, `{ categories(first: 10) { nodes { id name } } }`)
+}
+
+func BenchmarkOperation_DemoTree(b *testing.B) {
+	benchOperation(b, restclienttest.DemoKey, treeQuery)
+}
+
+func BenchmarkOperation_LargeFamilyPageOfRoots(b *testing.B) {
+	benchOperation(b, restclienttest.LargeFamilyKey, treeQuery)
+}
+
+func BenchmarkOperation_ChatsFirst100(b *testing.B) {
+	benchOperation(b, restclienttest.LargeFamilyKey, `{ chats(first: 100) { nodes { id title messageCount } } }`)
+}
