@@ -81,7 +81,9 @@ func New(cfg Config) http.Handler {
 	srv.SetErrorPresenter(graph.ErrorPresenter(log))
 	srv.SetRecoverFunc(func(ctx context.Context, v any) error {
 		log.ErrorContext(ctx, "resolver panic", "panic", v)
-		return gqlerror.Errorf("internal error")
+		err := gqlerror.Errorf("internal error")
+		err.Extensions = map[string]any{"code": graph.CodeInternal}
+		return err
 	})
 	srv.AroundOperations(requireAPIKey)
 	srv.AroundOperations(refuseTooExpensive(cfg.MaxUpstreamCalls))
@@ -105,7 +107,7 @@ func New(cfg Config) http.Handler {
 		shared.Cache = restcache.NewCache(size, cfg.CacheTTL)
 	}
 	mux := http.NewServeMux()
-	gql := http.MaxBytesHandler(loader.Middleware(shared, srv), maxBodyBytes)
+	gql := http.MaxBytesHandler(overHTTP(loader.Middleware(shared, srv)), maxBodyBytes)
 	mux.Handle("/graphql", gql)
 	mux.Handle("GET /{$}", playground.Handler("Sure GraphQL", "/graphql",
 		playground.WithGraphiqlUiHeaders(map[string]string{"X-Api-Key": cfg.PlaygroundAPIKey}),

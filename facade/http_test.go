@@ -109,3 +109,40 @@ func TestHTTP_PlaygroundAndHealth(t *testing.T) {
 		t.Errorf("healthz: status %d body %s", r.status, r.raw)
 	}
 }
+
+func TestHTTP_RequestErrors(t *testing.T) {
+	e := newEnv(t)
+	tests := []struct {
+		name, body, accept string
+		wantStatus         int
+		wantCode           string
+	}{
+		{"no query", `{"qeury": "{ __typename }"}`, "", 400, "BAD_REQUEST"},
+		{"undecodable body", `{"query": `, "", 400, "BAD_REQUEST"},
+		{"validation failure, application/json", `{"query": "{ categories { nme } }"}`, "application/json", 200, "GRAPHQL_VALIDATION_FAILED"},
+		{"validation failure, graphql-response+json", `{"query": "{ categories { nme } }"}`, "application/graphql-response+json", 400, "GRAPHQL_VALIDATION_FAILED"},
+		{"parse failure, application/json", `{"query": "{"}`, "application/json", 200, "GRAPHQL_PARSE_FAILED"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := map[string]string{"X-Api-Key": restclienttest.DemoKey}
+			if tc.accept != "" {
+				h["Accept"] = tc.accept
+			}
+			r := postJSON(t, e, tc.body, h)
+			if r.status != tc.wantStatus {
+				t.Errorf("status = %d, want %d (%s)", r.status, tc.wantStatus, r.raw)
+			}
+			errs, _ := r.body["errors"].([]any)
+			if len(errs) == 0 {
+				t.Fatalf("no errors in %s", r.raw)
+			}
+			if code := errs[0].(map[string]any)["extensions"].(map[string]any)["code"]; code != tc.wantCode {
+				t.Errorf("code = %v, want %s", code, tc.wantCode)
+			}
+		})
+	}
+	if n := e.upstream.Calls(); n != 0 {
+		t.Errorf("upstream calls = %d, want 0", n)
+	}
+}

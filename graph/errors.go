@@ -27,6 +27,7 @@ const (
 	CodeUpstreamRejected    = "UPSTREAM_REJECTED"
 	CodeInternal            = "INTERNAL"
 	CodeQueryTooExpensive   = "QUERY_TOO_EXPENSIVE"
+	CodeBadRequest          = "BAD_REQUEST"
 )
 
 // badInput is an argument the caller must fix; it never reaches upstream.
@@ -55,6 +56,15 @@ func ErrorPresenter(log *slog.Logger) graphql.ErrorPresenterFunc {
 		if ext == nil {
 			// Validation and parse errors of gqlgen keep their own code.
 			if gqlErr.Extensions["code"] != nil {
+				return gqlErr
+			}
+			// gqlgen's own request errors (an undecodable body, a missing
+			// operation) wrap no cause: they are the caller's to fix.
+			if errors.As(err, &existing) && errors.Unwrap(existing) == nil {
+				if gqlErr.Extensions == nil {
+					gqlErr.Extensions = map[string]any{}
+				}
+				gqlErr.Extensions["code"] = CodeBadRequest
 				return gqlErr
 			}
 			log.ErrorContext(ctx, "unexpected resolver error", "path", gqlErr.Path.String(), "err", err)
