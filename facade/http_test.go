@@ -43,25 +43,58 @@ func send(t *testing.T, req *http.Request) httpResult {
 	return r
 }
 
+// Introspection needs no key, and every type, field, argument and enum
+// value of the schema is described (the playground is the documentation).
 func TestHTTP_IntrospectionNeedsNoKey(t *testing.T) {
 	e := newEnv(t)
-	r := e.do("", `{ __schema { queryType { name } } __type(name: "Category") { description fields { name description } } }`, nil)
+	r := e.do("", `{ __schema { types { name description
+		fields { name description args { name description } }
+		inputFields { name description }
+		enumValues { name description } } } }`, nil)
 	if len(r.errs) > 0 {
 		t.Fatalf("errors: %v", r.errs)
 	}
 	wantCalls(t, r, 0)
+	type named struct {
+		Name, Description string
+		Args              []named
+	}
 	var out struct {
-		Type struct {
-			Fields []struct{ Name, Description string }
-		} `json:"__type"`
+		Schema struct {
+			Types []struct {
+				Name, Description   string
+				Fields, InputFields []named
+				EnumValues          []named
+			}
+		} `json:"__schema"`
 	}
 	if err := jsonUnmarshal(r.data, &out); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range out.Type.Fields {
-		if f.Description == "" {
-			t.Errorf("Category.%s has no description", f.Name)
+	checked := 0
+	for _, typ := range out.Schema.Types {
+		if strings.HasPrefix(typ.Name, "__") || typ.Name == "String" || typ.Name == "Int" || typ.Name == "Boolean" || typ.Name == "ID" || typ.Name == "Float" {
+			continue
 		}
+		checked++
+		if typ.Description == "" {
+			t.Errorf("type %s has no description", typ.Name)
+		}
+		for _, list := range [][]named{typ.Fields, typ.InputFields, typ.EnumValues} {
+			for _, f := range list {
+				if f.Description == "" {
+					t.Errorf("%s.%s has no description", typ.Name, f.Name)
+				}
+				for _, a := range f.Args {
+					if a.Description == "" {
+						t.Errorf("%s.%s(%s) has no description", typ.Name, f.Name, a.Name)
+					}
+				}
+			}
+		}
+	}
+	if checked < 20 {
+		t.Errorf("checked %d types, want the whole schema", checked)
 	}
 }
 

@@ -1050,9 +1050,9 @@ answered in ` + "`" + `userErrors` + "`" + `, not as a top-level error.
 """
 type Mutation {
   "Starts a new chat, optionally with a first user message. Needs a key with the write scope and AI features enabled."
-  createChat(input: CreateChatInput!): CreateChatPayload!
+  createChat("The new chat's title, first message and model." input: CreateChatInput!): CreateChatPayload!
   "Renames a chat. Needs a key with the write scope and AI features enabled."
-  updateChat(input: UpdateChatInput!): UpdateChatPayload!
+  updateChat("The chat's id and new title." input: UpdateChatInput!): UpdateChatPayload!
 }
 
 "Whether a category counts money coming in or going out."
