@@ -2,7 +2,9 @@ package graph
 
 import (
 	"context"
+
 	"errors"
+	"github.com/99designs/gqlgen/graphql"
 	"net/http"
 	"strings"
 	"time"
@@ -174,4 +176,31 @@ func userErrorsFrom(err error) []*model.UserError {
 		out = append(out, &model.UserError{Message: msg, Code: "INVALID"})
 	}
 	return out
+}
+
+// showPage picks the page of messages the chat's show call should carry.
+// When the selection reads only the newest messages (messages with last
+// and no before, or lastMessageAt without a window from the start), it asks
+// for a page past the end: the upstream answers an overflowing page with its
+// last page, so the chat and its newest messages come in one call.
+func showPage(ctx context.Context) int {
+	oc := graphql.GetOperationContext(ctx)
+	wantsTail, wantsHead := false, false
+	for _, f := range graphql.CollectFieldsCtx(ctx, nil) {
+		switch f.Name {
+		case "lastMessageAt":
+			wantsTail = true
+		case "messages":
+			args := f.ArgumentMap(oc.Variables)
+			if args["last"] != nil && args["before"] == nil {
+				wantsTail = true
+			} else {
+				wantsHead = true
+			}
+		}
+	}
+	if wantsTail && !wantsHead {
+		return paging.OverflowPage
+	}
+	return 1
 }

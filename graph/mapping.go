@@ -68,7 +68,10 @@ func chatFromShow(c *restclient.Chat) *model.Chat {
 	m.MessageCount = page.Total
 	// The newest message is on the last page; when this page is the last,
 	// lastMessageAt is known without another call.
-	if page.Page*page.PerPage >= page.Total || len(page.Messages) >= page.Total {
+	// (An empty page of a chat with messages is a page past the end that
+	// the upstream did not turn into its last page: nothing is known then.)
+	holdsNewest := page.Page*page.PerPage >= page.Total || len(page.Messages) >= page.Total
+	if holdsNewest && (len(page.Messages) > 0 || page.Total == 0) {
 		m.LastMessageKnown = true
 		if n := len(page.Messages); n > 0 {
 			t := page.Messages[n-1].CreatedAt

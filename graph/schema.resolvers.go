@@ -188,7 +188,7 @@ func (r *queryResolver) Chat(ctx context.Context, id string) (*model.Chat, error
 	if err != nil {
 		return nil, err
 	}
-	c, err := l.Client().GetChat(ctx, id, 1)
+	c, err := l.Client().GetChat(ctx, id, showPage(ctx))
 	if err != nil {
 		return nil, asNotFound(err, "chat", id)
 	}

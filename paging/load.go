@@ -9,7 +9,11 @@ import (
 // answers a page past the end with its LAST page (pagy overflow), which
 // gives the list's tail and length in one call; that is how `last` without
 // `before` is answered.
-const overflowPage = 1_000_000
+const overflowPage = OverflowPage
+
+// OverflowPage is a page number past the end of any real list; see
+// overflowPage.
+const OverflowPage = 1_000_000
 
 // maxRounds bounds the rounds of page requests of one Load: the first
 // round, then refills when the server reported another page size or the
