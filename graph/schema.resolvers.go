@@ -10,6 +10,7 @@ import (
 	"strings"
 	"suregql/graph/loader"
 	"suregql/graph/model"
+	"suregql/paging"
 	"suregql/restclient"
 	"time"
 
@@ -147,6 +148,10 @@ func (r *queryResolver) Categories(ctx context.Context, first *int, after *strin
 		f.ParentID = id
 	}
 	args := pageArgs(first, after, last, before)
+	// Arguments are checked before the look-ahead: bad input costs no call.
+	if _, err := paging.Parse(f.List(), args, DefaultCategoryPage); err != nil {
+		return nil, err
+	}
 	if f.ParentID == "" && wantsSubcategories(ctx) {
 		// Look-ahead: the tree may come cheaper from one read of the family.
 		if l, err := loader.For(ctx); err == nil {
