@@ -96,15 +96,24 @@ func New(cfg Config) http.Handler {
 		FamilySizes: &restcache.FamilySizes{},
 		MaxCalls:    cfg.MaxUpstreamCalls,
 	}
-	if shared.Coalescer == nil {
-		shared.Coalescer = &restcache.Coalescer{}
-	}
 	if cfg.CacheTTL > 0 {
 		size := cfg.CacheSize
 		if size <= 0 {
 			size = DefaultCacheSize
 		}
 		shared.Cache = restcache.NewCache(size, cfg.CacheTTL)
+	}
+	if shared.Coalescer == nil {
+		shared.Coalescer = &restcache.Coalescer{}
+	}
+	if shared.Coalescer.Generations == nil {
+		// A key's reads after its own write never join a GET sent before
+		// it, nor read an answer cached before it.
+		if shared.Cache != nil {
+			shared.Coalescer.Generations = shared.Cache.Generations()
+		} else {
+			shared.Coalescer.Generations = &restcache.Generations{}
+		}
 	}
 	mux := http.NewServeMux()
 	gql := http.MaxBytesHandler(overHTTP(loader.Middleware(shared, srv)), maxBodyBytes)

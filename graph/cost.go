@@ -3,7 +3,6 @@ package graph
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -26,26 +25,36 @@ func RootCost(oc *graphql.OperationContext) int {
 	}
 	seen := map[string]bool{}
 	total := 0
-	for _, f := range graphql.CollectFields(oc, oc.Operation.SelectionSet, []string{typeName}) {
-		args := f.ArgumentMap(oc.Variables)
-		key := f.Name + canonicalArgs(args)
+	for i, f := range graphql.CollectFields(oc, oc.Operation.SelectionSet, []string{typeName}) {
+		cost, key := rootField(f.Name, f.ArgumentMap(oc.Variables))
+		if typeName == "Mutation" {
+			key = fmt.Sprint(i) // every mutation field runs
+		}
 		if seen[key] {
 			continue
 		}
 		seen[key] = true
-		total += rootFieldCost(f.Name, args)
+		total += cost
 	}
 	return total
 }
 
 func rootFieldCost(name string, args map[string]any) int {
+	cost, _ := rootField(name, args)
+	return cost
+}
+
+// rootField returns what a root field costs and a key naming the upstream
+// requests it makes: fields with equal keys (aliases, or the same request
+// spelled differently) share their calls through the operation's memo.
+func rootField(name string, args map[string]any) (cost int, key string) {
 	switch name {
 	case "categories":
 		var f loader.CategoryFilter
 		if id, ok := args["parentId"].(string); ok {
 			canon, err := restclient.CanonicalID("parentId", id)
 			if err != nil {
-				return 0
+				return 0, name
 			}
 			f.ParentID = canon
 		}
@@ -57,35 +66,35 @@ func rootFieldCost(name string, args map[string]any) int {
 		}
 		req, err := paging.Parse(f.List(), connectionArgs(args), DefaultCategoryPage)
 		if err != nil {
-			return 0
+			return 0, name
 		}
-		return req.Calls(0, restclient.MaxPerPage)
+		return req.Calls(0, restclient.MaxPerPage), fmt.Sprintf("%s %+v", name, req)
 	case "chats":
 		req, err := paging.Parse(chatListName, connectionArgs(args), DefaultChatPage)
 		if err != nil {
-			return 0
+			return 0, name
 		}
-		return req.Calls(restclient.ChatsPerPage, 0)
+		return req.Calls(restclient.ChatsPerPage, 0), fmt.Sprintf("%s %+v", name, req)
 	case "category", "chat", "import":
 		if id, ok := args["id"].(string); ok {
-			if _, err := restclient.CanonicalID("id", id); err == nil {
-				return 1
+			if canon, err := restclient.CanonicalID("id", id); err == nil {
+				return 1, name + " " + canon
 			}
 		}
-		return 0
+		return 0, name
 	case "createChat", "updateChat":
 		in, _ := args["input"].(map[string]any)
 		if title, _ := in["title"].(string); strings.TrimSpace(title) == "" {
-			return 0
+			return 0, name
 		}
 		if id, ok := in["id"].(string); ok && name == "updateChat" {
 			if _, err := restclient.CanonicalID("id", id); err != nil {
-				return 0
+				return 0, name
 			}
 		}
-		return 1
+		return 1, name
 	}
-	return 0 // rateLimit is usually free; introspection always is
+	return 0, name // rateLimit is usually free; introspection always is
 }
 
 // connectionArgs reads first/after/last/before as the resolvers will see
@@ -121,19 +130,4 @@ func intArg(v any) *int {
 		return nil
 	}
 	return &n
-}
-
-// canonicalArgs renders arguments in a stable order, to recognise
-// identical fields.
-func canonicalArgs(args map[string]any) string {
-	keys := make([]string, 0, len(args))
-	for k := range args {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		fmt.Fprintf(&b, "|%s=%v", k, args[k])
-	}
-	return b.String()
 }

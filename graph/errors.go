@@ -52,7 +52,13 @@ func ErrorPresenter(log *slog.Logger) graphql.ErrorPresenterFunc {
 		if errors.As(err, &existing) && existing.Extensions["code"] != nil && errors.Unwrap(existing) == nil {
 			return gqlErr // already presented (validation, parsing, our own)
 		}
-		msg, ext := present(err)
+		// gqlgen wraps resolver errors in a *gqlerror.Error whose text
+		// carries the field path; present the cause, with its own message.
+		cause := err
+		if errors.As(err, &existing) && errors.Unwrap(existing) != nil {
+			cause = errors.Unwrap(existing)
+		}
+		msg, ext := present(cause)
 		if ext == nil {
 			// Validation and parse errors of gqlgen keep their own code.
 			if gqlErr.Extensions["code"] != nil {

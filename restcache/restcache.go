@@ -35,8 +35,12 @@ func requestID(k restclient.RequestKey) string {
 
 // Coalescer lets identical GETs (same key, same URL) that are in flight at
 // the same moment share one upstream call. The first caller sends it; the
-// others wait for its answer. The zero value is ready to use.
+// others wait for its answer. The zero value is ready to use; set
+// Generations (shared with the Cache) so that a key's reads after its own
+// write never join a GET sent before it.
 type Coalescer struct {
+	Generations *Generations
+
 	group   singleflight.Group
 	sent    atomic.Int64
 	shared  atomic.Int64
@@ -45,10 +49,14 @@ type Coalescer struct {
 
 // Fetch implements restclient.Fetcher.
 func (c *Coalescer) Fetch(ctx context.Context, key restclient.RequestKey, fetch func(context.Context) (*restclient.Response, error)) (*restclient.Response, error) {
+	id := requestID(key)
+	if c.Generations != nil {
+		id += " #" + strconv.FormatUint(c.Generations.Of(key), 10)
+	}
 	leader := false
 	c.waiting.Add(1)
 	defer c.waiting.Add(-1)
-	ch := c.group.DoChan(requestID(key), func() (any, error) {
+	ch := c.group.DoChan(id, func() (any, error) {
 		leader = true
 		c.sent.Add(1)
 		// The call serves every waiter: the first caller's cancellation
@@ -59,14 +67,20 @@ func (c *Coalescer) Fetch(ctx context.Context, key restclient.RequestKey, fetch 
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	case r := <-ch:
-		if !leader {
-			c.shared.Add(1)
-			var gate *restclient.GateError
-			if errors.As(r.Err, &gate) {
+		var gate *restclient.GateError
+		refused := errors.As(r.Err, &gate)
+		if leader {
+			if refused {
+				c.sent.Add(-1) // the gate stopped it before the network
+			}
+		} else {
+			if refused {
 				// The leader's operation was over its budget; that says
 				// nothing about this caller, who asks for itself.
+				c.sent.Add(1)
 				return fetch(ctx)
 			}
+			c.shared.Add(1)
 		}
 		if r.Err != nil {
 			return nil, r.Err
@@ -82,19 +96,48 @@ func (c *Coalescer) Stats() (sent, shared, waiting int64) {
 	return c.sent.Load(), c.shared.Load(), c.waiting.Load()
 }
 
+// Generations numbers, per key and resource, the writes a key made: reads
+// of a newer generation never share a cached answer or an in-flight GET
+// with reads of an older one.
+type Generations struct {
+	mu sync.Mutex
+	m  map[string]uint64 // key hash + resource -> generation
+}
+
+// Of returns the generation of the resource a request reads.
+func (g *Generations) Of(key restclient.RequestKey) uint64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.m[KeyHash(key.APIKey)+" "+resource(key.Path)]
+}
+
+// Invalidate starts a new generation of apiKey's resource ("chats") after
+// that key wrote to it.
+func (g *Generations) Invalidate(apiKey, res string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.m == nil {
+		g.m = map[string]uint64{}
+	}
+	g.m[KeyHash(apiKey)+" "+res]++
+}
+
 // Cache keeps successful GET answers for a TTL, per API key, in a bounded
 // LRU. A key's writes invalidate its cached answers of the same resource
 // (see Invalidate), so a caller never reads its own stale data.
 type Cache struct {
 	lru  *expirable.LRU[string, *restclient.Response]
-	mu   sync.Mutex
-	gens map[string]uint64 // key hash + resource -> generation
+	gens *Generations
 }
 
 // NewCache returns a cache of at most size answers, each kept for ttl.
 func NewCache(size int, ttl time.Duration) *Cache {
-	return &Cache{lru: expirable.NewLRU[string, *restclient.Response](size, nil, ttl), gens: map[string]uint64{}}
+	return &Cache{lru: expirable.NewLRU[string, *restclient.Response](size, nil, ttl), gens: &Generations{}}
 }
+
+// Generations returns the write generations the cache keys answers by;
+// give them to the Coalescer too.
+func (c *Cache) Generations() *Generations { return c.gens }
 
 // resource is the first path segment: "categories", "chats", "imports".
 func resource(path string) string {
@@ -104,17 +147,9 @@ func resource(path string) string {
 	return path
 }
 
-func (c *Cache) generation(keyHash, res string) uint64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.gens[keyHash+" "+res]
-}
-
 // Fetch implements restclient.Fetcher. Errors are never cached.
 func (c *Cache) Fetch(ctx context.Context, key restclient.RequestKey, fetch func(context.Context) (*restclient.Response, error)) (*restclient.Response, error) {
-	kh := KeyHash(key.APIKey)
-	gen := c.generation(kh, resource(key.Path))
-	id := kh + " " + key.Path + " #" + strconv.FormatUint(gen, 10)
+	id := requestID(key) + " #" + strconv.FormatUint(c.gens.Of(key), 10)
 	if resp, ok := c.lru.Get(id); ok {
 		return resp, nil
 	}
@@ -129,11 +164,7 @@ func (c *Cache) Fetch(ctx context.Context, key restclient.RequestKey, fetch func
 // Invalidate forgets apiKey's cached answers of a resource ("chats") after
 // that key wrote to it. Entries of the old generation are never read again
 // and age out of the LRU.
-func (c *Cache) Invalidate(apiKey, res string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.gens[KeyHash(apiKey)+" "+res]++
-}
+func (c *Cache) Invalidate(apiKey, res string) { c.gens.Invalidate(apiKey, res) }
 
 // Len returns the number of cached answers.
 func (c *Cache) Len() int { return c.lru.Len() }
@@ -187,28 +218,30 @@ func (r *RateLimits) Get(apiKey string) (restclient.RateLimit, bool) {
 	return rl, ok
 }
 
-// FamilySizes remembers how many categories each key's family had when
-// last seen. It is a planning hint only (never data served): it tells
-// whether one page of 100 is likely to hold the whole family.
+// FamilySizes remembers how many categories each key's family (and each
+// classification of it) had when last seen. It is a planning hint only
+// (never data served): it tells whether one page of 100 is likely to hold
+// the whole family.
 type FamilySizes struct {
 	mu sync.Mutex
 	m  map[string]int
 }
 
-// Observe records the family size of apiKey.
-func (f *FamilySizes) Observe(apiKey string, n int) {
+// Observe records the size of apiKey's family ("" class) or of one
+// classification of it.
+func (f *FamilySizes) Observe(apiKey, class string, n int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.m == nil {
 		f.m = map[string]int{}
 	}
-	f.m[KeyHash(apiKey)] = n
+	f.m[KeyHash(apiKey)+" "+class] = n
 }
 
-// Get returns the last family size seen for apiKey.
-func (f *FamilySizes) Get(apiKey string) (int, bool) {
+// Get returns the last size seen for apiKey's family or classification.
+func (f *FamilySizes) Get(apiKey, class string) (int, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	n, ok := f.m[KeyHash(apiKey)]
+	n, ok := f.m[KeyHash(apiKey)+" "+class]
 	return n, ok
 }

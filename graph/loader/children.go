@@ -82,6 +82,14 @@ func (l *Loaders) planChildren(ctx context.Context, keys []ParentKey) ([][]*rest
 		return out, errs
 	}
 
+	// A family size seen before (a planning hint) replaces the lower bound:
+	// that of the classification when known, else the whole family's (a
+	// slice of a large family is taken to be large too).
+	if size, ok := l.familySize(class); ok {
+		need = max(need, size)
+	} else if size, ok := l.familySize(""); ok {
+		need = max(need, size)
+	}
 	if len(keys) >= 2 && FamilyPages(need) < len(keys) && l.Affordable(1) == nil {
 		if first, err := l.familyFirstPage(ctx, class); err == nil {
 			page := make([]*restclient.Category, len(first.Categories))

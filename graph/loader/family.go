@@ -42,8 +42,8 @@ func (l *Loaders) familyFirstPage(ctx context.Context, class string) (*restclien
 		return nil, err
 	}
 	l.PrimeCategories(p.Categories)
-	if class == "" && l.shared.FamilySizes != nil {
-		l.shared.FamilySizes.Observe(l.apiKey, p.Pagination.TotalCount)
+	if l.shared.FamilySizes != nil {
+		l.shared.FamilySizes.Observe(l.apiKey, class, p.Pagination.TotalCount)
 	}
 	return p, nil
 }

@@ -183,6 +183,16 @@ func (l *Loaders) ChatsChanged() {
 	if l.shared.Cache != nil {
 		l.shared.Cache.Invalidate(l.apiKey, "chats")
 	}
+	if g := l.coalescerGenerations(); g != nil && (l.shared.Cache == nil || g != l.shared.Cache.Generations()) {
+		g.Invalidate(l.apiKey, "chats")
+	}
+}
+
+func (l *Loaders) coalescerGenerations() *restcache.Generations {
+	if l.shared.Coalescer == nil {
+		return nil
+	}
+	return l.shared.Coalescer.Generations
 }
 
 // TooExpensiveError refuses upstream calls that would take the operation
@@ -298,11 +308,18 @@ func (l *Loaders) fromFamilyFirstPage(ctx context.Context, ids []string, out []*
 // familyLikelySmall reports whether the caller's family is not known to
 // exceed one page of 100 categories.
 func (l *Loaders) familyLikelySmall() bool {
-	if l.shared.FamilySizes == nil {
-		return true
-	}
-	n, ok := l.shared.FamilySizes.Get(l.apiKey)
+	n, ok := l.familySize("")
 	return !ok || n <= familyPerPage
+}
+
+// familySize returns the size of the caller's family (or of one
+// classification of it) when last seen: a planning hint, possibly from an
+// earlier operation.
+func (l *Loaders) familySize(class string) (int, bool) {
+	if l.shared.FamilySizes == nil {
+		return 0, false
+	}
+	return l.shared.FamilySizes.Get(l.apiKey, class)
 }
 
 func checkKey(key string) error {
