@@ -15,20 +15,11 @@ import (
 const DefaultCategoryPage = 25
 
 func categoryConnection(list string, res paging.Result[*restclient.Category]) *model.CategoryConnection {
-	cursors := edgeCursors(list, res)
-	conn := &model.CategoryConnection{
-		Edges:      make([]*model.CategoryEdge, len(res.Items)),
-		Nodes:      make([]*model.Category, len(res.Items)),
-		PageInfo:   &model.PageInfo{},
-		TotalCount: res.Total,
+	w := newWindow(list, res, categoryFromREST)
+	conn := &model.CategoryConnection{Nodes: w.nodes, PageInfo: w.info, TotalCount: w.total, Edges: make([]*model.CategoryEdge, len(w.nodes))}
+	for i, n := range w.nodes {
+		conn.Edges[i] = &model.CategoryEdge{Cursor: w.cursors[i], Node: n}
 	}
-	for i, c := range res.Items {
-		node := categoryFromREST(c)
-		conn.Nodes[i] = node
-		conn.Edges[i] = &model.CategoryEdge{Cursor: cursors[i], Node: node}
-	}
-	p := conn.PageInfo
-	p.HasNextPage, p.HasPreviousPage, p.StartCursor, p.EndCursor = pageInfo(res, cursors)
 	return conn
 }
 

@@ -50,20 +50,11 @@ func chatList(ctx context.Context, args paging.Args) (*model.ChatConnection, err
 	if err != nil {
 		return nil, err
 	}
-	cursors := edgeCursors(chatListName, res)
-	conn := &model.ChatConnection{
-		Edges:      make([]*model.ChatEdge, len(res.Items)),
-		Nodes:      make([]*model.Chat, len(res.Items)),
-		PageInfo:   &model.PageInfo{},
-		TotalCount: res.Total,
+	w := newWindow(chatListName, res, chatFromSummary)
+	conn := &model.ChatConnection{Nodes: w.nodes, PageInfo: w.info, TotalCount: w.total, Edges: make([]*model.ChatEdge, len(w.nodes))}
+	for i, n := range w.nodes {
+		conn.Edges[i] = &model.ChatEdge{Cursor: w.cursors[i], Node: n}
 	}
-	for i, c := range res.Items {
-		node := chatFromSummary(c)
-		conn.Nodes[i] = node
-		conn.Edges[i] = &model.ChatEdge{Cursor: cursors[i], Node: node}
-	}
-	p := conn.PageInfo
-	p.HasNextPage, p.HasPreviousPage, p.StartCursor, p.EndCursor = pageInfo(res, cursors)
 	return conn, nil
 }
 
@@ -108,21 +99,11 @@ func messageList(ctx context.Context, chat *model.Chat, args paging.Args) (*mode
 			return nil, err
 		}
 	}
-	cursors := edgeCursors(list, res)
-	conn := &model.MessageConnection{
-		Edges:      make([]*model.MessageEdge, len(res.Items)),
-		Nodes:      res.Items,
-		PageInfo:   &model.PageInfo{},
-		TotalCount: res.Total,
+	w := newWindow(list, res, func(m *model.Message) *model.Message { return m })
+	conn := &model.MessageConnection{Nodes: w.nodes, PageInfo: w.info, TotalCount: w.total, Edges: make([]*model.MessageEdge, len(w.nodes))}
+	for i, n := range w.nodes {
+		conn.Edges[i] = &model.MessageEdge{Cursor: w.cursors[i], Node: n}
 	}
-	if conn.Nodes == nil {
-		conn.Nodes = []*model.Message{}
-	}
-	for i, m := range res.Items {
-		conn.Edges[i] = &model.MessageEdge{Cursor: cursors[i], Node: m}
-	}
-	p := conn.PageInfo
-	p.HasNextPage, p.HasPreviousPage, p.StartCursor, p.EndCursor = pageInfo(res, cursors)
 	return conn, nil
 }
 

@@ -3,6 +3,7 @@ package graph
 import (
 	"github.com/99designs/gqlgen/graphql"
 
+	"suregql/graph/model"
 	"suregql/paging"
 )
 
@@ -10,21 +11,32 @@ func pageArgs(first *int, after *string, last *int, before *string) paging.Args 
 	return paging.Args{First: first, After: after, Last: last, Before: before}
 }
 
-// edgeCursors returns the cursor of every item of res, in order.
-func edgeCursors[T any](list string, res paging.Result[T]) []string {
-	cursors := make([]string, len(res.Items))
-	for i := range res.Items {
-		cursors[i] = paging.EncodeCursor(list, res.Start+i, res.Total)
-	}
-	return cursors
+// window is what every connection type shares: the nodes of a page, their
+// cursors, the Relay page info and the list's total.
+type window[N any] struct {
+	nodes   []N
+	cursors []string
+	info    *model.PageInfo
+	total   int
 }
 
-// pageInfo builds the Relay page info of a window.
-func pageInfo[T any](res paging.Result[T], cursors []string) (hasNext, hasPrev bool, start, end *string) {
-	if n := len(cursors); n > 0 {
-		start, end = &cursors[0], &cursors[n-1]
+// newWindow maps the items of res to nodes and gives each its cursor in
+// list.
+func newWindow[T, N any](list string, res paging.Result[T], node func(T) N) window[N] {
+	w := window[N]{
+		nodes:   make([]N, len(res.Items)),
+		cursors: make([]string, len(res.Items)),
+		info:    &model.PageInfo{HasNextPage: res.HasNextPage(), HasPreviousPage: res.HasPreviousPage()},
+		total:   res.Total,
 	}
-	return res.HasNextPage(), res.HasPreviousPage(), start, end
+	for i, it := range res.Items {
+		w.nodes[i] = node(it)
+		w.cursors[i] = paging.EncodeCursor(list, res.Start+i, res.Total)
+	}
+	if n := len(w.cursors); n > 0 {
+		w.info.StartCursor, w.info.EndCursor = &w.cursors[0], &w.cursors[n-1]
+	}
+	return w
 }
 
 // wantsOnly reports whether the field being resolved selects nothing but

@@ -151,20 +151,7 @@ func nonNil(s []*restclient.Category) []*restclient.Category {
 // any other reader of it in this operation) answers them all; otherwise
 // each costs a by-id lookup, deduplicated with every other lookup.
 func (l *Loaders) fetchParents(ctx context.Context, ids []string) ([]*restclient.Category, []error) {
-	out := make([]*restclient.Category, len(ids))
-	errs := make([]error, len(ids))
-	if len(ids) >= 2 {
-		l.fromFamilyFirstPage(ctx, ids, out)
-	}
-	var wg sync.WaitGroup
-	for i, id := range ids {
-		if out[i] != nil {
-			continue
-		}
-		wg.Go(func() { out[i], errs[i] = l.categoryByID.Load(ctx, id) })
-	}
-	wg.Wait()
-	return out, errs
+	return l.lookUp(ctx, ids, l.categoryByID.Load)
 }
 
 // Parent returns a category's parent (a root), batched with the other

@@ -267,6 +267,12 @@ func (l *Loaders) prime(c *restclient.Category) {
 // may answer every id (and their parents). Ids it does not hold cost one
 // GET each, in parallel.
 func (l *Loaders) fetchCategories(ctx context.Context, ids []string) ([]*restclient.Category, []error) {
+	return l.lookUp(ctx, ids, l.client.GetCategory)
+}
+
+// lookUp answers ids from the family's first page where it can (see
+// fromFamilyFirstPage), and the others with one, in parallel.
+func (l *Loaders) lookUp(ctx context.Context, ids []string, one func(context.Context, string) (*restclient.Category, error)) ([]*restclient.Category, []error) {
 	out := make([]*restclient.Category, len(ids))
 	errs := make([]error, len(ids))
 	if len(ids) >= 2 {
@@ -274,12 +280,9 @@ func (l *Loaders) fetchCategories(ctx context.Context, ids []string) ([]*restcli
 	}
 	var wg sync.WaitGroup
 	for i, id := range ids {
-		if out[i] != nil {
-			continue
+		if out[i] == nil {
+			wg.Go(func() { out[i], errs[i] = one(ctx, id) })
 		}
-		wg.Go(func() {
-			out[i], errs[i] = l.client.GetCategory(ctx, id)
-		})
 	}
 	wg.Wait()
 	return out, errs
