@@ -8,6 +8,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -21,6 +22,7 @@ import (
 
 	"suregql/graph"
 	"suregql/graph/loader"
+	"suregql/graphiql"
 	"suregql/restcache"
 	"suregql/restclient"
 )
@@ -118,16 +120,50 @@ func New(cfg Config) http.Handler {
 	mux := http.NewServeMux()
 	gql := http.MaxBytesHandler(overHTTP(loader.Middleware(shared, srv)), maxBodyBytes)
 	mux.Handle("/graphql", gql)
-	mux.Handle("GET /{$}", playground.Handler("Sure GraphQL", "/graphql",
+	// The playground's scripts are served from the binary (package
+	// graphiql), so it works without a CDN.
+	const assets = "/graphiql/"
+	mux.Handle("GET "+assets, graphiql.Handler(assets))
+	page := playground.Handler("Sure GraphQL", "/graphql", append(graphiql.Options(assets),
 		playground.WithGraphiqlUiHeaders(map[string]string{"X-Api-Key": cfg.PlaygroundAPIKey}),
 		playground.WithGraphiqlEnablePluginExplorer(true),
-	))
+		// The editor's state lives in the URL: shareable, and / opens on
+		// an example query that runs as it is.
+		playground.WithGraphiqlPersistStateInURL(true),
+	)...)
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.RawQuery == "" {
+			http.Redirect(w, r, "/?query="+url.QueryEscape(exampleQuery), http.StatusFound)
+			return
+		}
+		page(w, r)
+	})
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
 	})
 	return mux
 }
+
+// exampleQuery is what the playground opens with.
+const exampleQuery = `# Sure's categories as a tree: one upstream call.
+# Run it; extensions.upstream in the answer shows the cost.
+{
+  categories(rootsOnly: true, first: 100) {
+    totalCount
+    nodes {
+      name
+      color
+      icon
+      subcategories(first: 50) {
+        nodes {
+          name
+        }
+      }
+    }
+  }
+}
+`
 
 // requireAPIKey refuses, before any resolver runs, an operation that needs
 // the upstream when the request has no usable X-Api-Key. Introspection

@@ -1,11 +1,18 @@
 package facade_test
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
+	"html"
 	"io"
 	"net/http"
+	"net/url"
+	"regexp"
 	"strings"
 	"testing"
+
+	"suregql/facade"
 
 	"suregql/restclienttest"
 )
@@ -15,6 +22,7 @@ type httpResult struct {
 	contentType string
 	body        map[string]any
 	raw         string
+	finalURL    string // after redirects
 }
 
 func postJSON(t *testing.T, e *env, body string, headers map[string]string) httpResult {
@@ -38,7 +46,7 @@ func send(t *testing.T, req *http.Request) httpResult {
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
-	r := httpResult{status: resp.StatusCode, contentType: resp.Header.Get("Content-Type"), raw: string(raw)}
+	r := httpResult{status: resp.StatusCode, contentType: resp.Header.Get("Content-Type"), raw: string(raw), finalURL: resp.Request.URL.String()}
 	_ = json.Unmarshal(raw, &r.body)
 	return r
 }
@@ -131,11 +139,38 @@ func TestHTTP_GETQueryButNotMutation(t *testing.T) {
 }
 
 func TestHTTP_PlaygroundAndHealth(t *testing.T) {
-	e := newEnv(t)
+	e := newEnv(t, withConfig(func(c *facade.Config) { c.PlaygroundAPIKey = "demo-key" }))
+	// / opens on an example query (in the URL, where the editor keeps its
+	// state).
 	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, e.server.URL+"/", nil)
 	r := send(t, req)
-	if r.status != 200 || !strings.Contains(r.raw, "graphiql") || !strings.Contains(r.raw, "X-Api-Key") {
-		t.Errorf("playground: status %d", r.status)
+	if r.status != 200 || !strings.Contains(r.raw, `{"X-Api-Key":"demo-key"}`) {
+		t.Errorf("playground: status %d, want the page with the demo key pre-filled", r.status)
+	}
+	// Every script and style the page loads is served by the facade itself
+	// (no CDN), with the integrity hash the page declares.
+	assets := regexp.MustCompile(`(?:src|href)="(/graphiql/[^"]+)"\s+integrity="(sha256-[^"]+)"`).FindAllStringSubmatch(r.raw, -1)
+	if len(assets) != 6 {
+		t.Errorf("page loads %d local assets with integrity, want 6", len(assets))
+	}
+	if strings.Contains(r.raw, "cdn.jsdelivr.net") {
+		t.Error("the page still loads from a CDN")
+	}
+	example := regexp.MustCompile(`query=([^&]+)`).FindStringSubmatch(r.finalURL)
+	if example == nil {
+		t.Fatalf("the playground opened at %s, want an example query in the URL", r.finalURL)
+	}
+	q, _ := url.QueryUnescape(example[1])
+	if res := e.do(restclienttest.DemoKey, q, nil); len(res.errs) > 0 || res.calls != 1 {
+		t.Errorf("the example query: errors %v, %d calls; want data in 1 call", res.errs, res.calls)
+	}
+	for _, a := range assets {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, e.server.URL+a[1], nil)
+		resp := send(t, req)
+		sum := sha256.Sum256([]byte(resp.raw))
+		if resp.status != 200 || "sha256-"+base64.StdEncoding.EncodeToString(sum[:]) != html.UnescapeString(a[2]) {
+			t.Errorf("%s: status %d, integrity mismatch", a[1], resp.status)
+		}
 	}
 	req, _ = http.NewRequestWithContext(t.Context(), http.MethodGet, e.server.URL+"/healthz", nil)
 	if r := send(t, req); r.status != 200 || r.body["status"] != "ok" {
