@@ -90,6 +90,7 @@ func New(cfg Config) http.Handler {
 	srv.AroundOperations(requireAPIKey)
 	srv.AroundOperations(refuseTooExpensive(cfg.MaxUpstreamCalls))
 	srv.AroundResponses(reportUpstreamCost)
+	srv.AroundResponses(logOperation(log))
 
 	shared := &loader.Shared{
 		Upstream:    cfg.Upstream,
@@ -143,6 +144,38 @@ func New(cfg Config) http.Handler {
 		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
 	})
 	return mux
+}
+
+// logOperation logs one line per operation: its name, duration, upstream
+// calls and error count (never variables or the key), so an operator can
+// see what spends the callers' budgets.
+func logOperation(log *slog.Logger) graphql.ResponseMiddleware {
+	return func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+		resp := next(ctx)
+		if !graphql.HasOperationContext(ctx) {
+			return resp
+		}
+		oc := graphql.GetOperationContext(ctx)
+		calls := 0
+		if l := loader.From(ctx); l != nil {
+			calls = l.Calls()
+		}
+		errs := 0
+		if resp != nil {
+			errs = len(resp.Errors)
+		}
+		op := oc.OperationName
+		if op == "" && oc.Operation != nil {
+			op = oc.Operation.Name
+			if op == "" {
+				op = "anonymous " + string(oc.Operation.Operation)
+			}
+		}
+		log.InfoContext(ctx, "graphql operation", "operation", op,
+			"duration", time.Since(oc.Stats.OperationStart).Round(time.Microsecond),
+			"upstreamCalls", calls, "errors", errs)
+		return resp
+	}
 }
 
 // exampleQuery is what the playground opens with.
