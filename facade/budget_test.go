@@ -298,14 +298,41 @@ func TestBudget_GuardRefusesExpensiveBatches(t *testing.T) {
 
 func TestBudget_FirstLevelOverBudgetIsRefusedBeforeAnyCall(t *testing.T) {
 	e := newEnv(t, withConfig(func(c *facade.Config) { c.MaxUpstreamCalls = 5 }))
-	// Three windows of the chats list: page 1, the overflow page, and pages
-	// 1..5 (20 chats a page): 7 calls before any nested field.
-	q := `{ c0: chats(first: 20) { totalCount } c1: chats(last: 1) { totalCount } c2: chats(first: 100) { totalCount } }`
-	r := e.do(restclienttest.LargeFamilyKey, q, nil)
+	// Six imports by id: six calls before any nested field.
+	var fields []string
+	for i := range 6 {
+		fields = append(fields, fmt.Sprintf(`i%d: import(id: "00000000-0000-4000-8000-00000000000%d") { id }`, i, i))
+	}
+	r := e.do(restclienttest.DemoKey, "{ "+strings.Join(fields, " ")+" }", nil)
 	err := wantError(t, r, "QUERY_TOO_EXPENSIVE")
 	wantCalls(t, r, 0)
-	if err.Extensions["planned"] != float64(7) || err.Extensions["budget"] != float64(5) {
-		t.Errorf("extensions = %v, want planned 7 and budget 5", err.Extensions)
+	if err.Extensions["planned"] != float64(6) || err.Extensions["budget"] != float64(5) {
+		t.Errorf("extensions = %v, want planned 6 and budget 5", err.Extensions)
+	}
+	if r.ext.Upstream.RateLimit != nil || !strings.Contains(string(r.rawExt), `"upstream":{"calls":0}`) {
+		t.Errorf("extensions = %s on a refused operation, want upstream.calls 0", r.rawExt)
+	}
+}
+
+// A window whose pages are known only after the first one is refused whole
+// when the rest would pass the budget: the first page is the only call.
+func TestBudget_PagesBeyondTheBudgetAreNotSent(t *testing.T) {
+	e := newEnv(t, withConfig(func(c *facade.Config) { c.MaxUpstreamCalls = 3 }))
+	r := e.do(restclienttest.LargeFamilyKey, `{ chats(first: 100) { totalCount } categories(first: 1) { totalCount } }`, nil)
+	err := wantError(t, r, "QUERY_TOO_EXPENSIVE")
+	if len(err.Path) != 1 || err.Path[0] != "chats" || err.Extensions["planned"] != float64(4) {
+		t.Errorf("error at %v with %v, want chats refused with planned 4", err.Path, err.Extensions)
+	}
+	wantCalls(t, r, 2) // page 1 of the chats, and the categories
+	var out struct {
+		Chats      *chatConn
+		Categories *categoryConn
+	}
+	if err := jsonUnmarshal(r.data, &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Chats != nil || out.Categories == nil || out.Categories.TotalCount != 5000 {
+		t.Errorf("data = %s, want chats null and the categories answered", r.data)
 	}
 }
 
@@ -415,5 +442,89 @@ func TestRateLimit(t *testing.T) {
 	r = e.ok(restclienttest.ReadOnlyKey, `{ categories(first: 1) { totalCount } }`, nil, nil)
 	if rl := r.ext.Upstream.RateLimit; rl == nil || rl.Limit != 100 || rl.Remaining != 98 || !strings.HasPrefix(rl.ResetAt, "20") {
 		t.Errorf("extensions.upstream.rateLimit = %+v, want limit 100, remaining 98", rl)
+	}
+}
+
+// Found in review: the first page the look-ahead reads answers the first
+// roots' subcategories even once the family is known to be large.
+func TestBudget_FirstRootsOfALargeFamily(t *testing.T) {
+	e := newEnv(t)
+	key := restclienttest.LargeFamilyKey
+	q := `{ categories(rootsOnly: true, first: 10) { nodes { name subcategories { nodes { name parent { name color } } } } } }`
+	for run := range 2 { // the second run knows the family's size
+		var out struct{ Categories categoryConn }
+		r := e.ok(key, q, nil, &out)
+		if r.calls > 2 {
+			t.Errorf("run %d: %d calls, want at most 2 (the family's first page and the roots)", run, r.calls)
+		}
+		wantTree(t, e, key, out.Categories.Nodes)
+	}
+}
+
+// A window that is empty by arithmetic costs nothing, also when its
+// selection wants subcategories (the look-ahead is skipped).
+func TestBudget_EmptyTreeWindowCostsNothing(t *testing.T) {
+	e := newEnv(t)
+	var out struct{ Categories categoryConn }
+	e.ok(restclienttest.DemoKey, `{ categories(rootsOnly: true, last: 1) { pageInfo { endCursor } } }`, nil, &out)
+	r := e.ok(restclienttest.DemoKey, `query($after: String) { categories(rootsOnly: true, first: 10, after: $after) { totalCount nodes { subcategories { nodes { name } } } } }`,
+		map[string]any{"after": *out.Categories.PageInfo.EndCursor}, nil)
+	wantCalls(t, r, 0)
+}
+
+// The same operation on the same data gets the same plan: the
+// subcategories of a page are planned together, whatever the scheduling.
+func TestBudget_PlansAreDeterministic(t *testing.T) {
+	e := newEnv(t, withConfig(func(c *facade.Config) { c.MaxUpstreamCalls = 20 }))
+	q := `{ categories(rootsOnly: true, first: 40) { nodes { subcategories(first: 50) { totalCount } } } }`
+	var first string
+	for run := range 6 {
+		r := e.do(restclienttest.LargeFamilyKey, q, nil)
+		refused := 0
+		for _, err := range r.errs {
+			if err.Extensions["code"] == "QUERY_TOO_EXPENSIVE" {
+				refused++
+			}
+		}
+		got := fmt.Sprintf("calls %d, refused %d, data %s", r.calls, refused, r.data)
+		if run == 0 {
+			first = got
+			continue
+		}
+		if got != first {
+			t.Fatalf("run %d differs:\n%s\nwant\n%s", run, got, first)
+		}
+	}
+}
+
+func TestBudget_LookupsByID(t *testing.T) {
+	e := newEnv(t, withConfig(func(c *facade.Config) { c.MaxUpstreamCalls = 5 }))
+	// Six categories by id: the family's first page answers all of them, so
+	// the budget of 5 is no reason to refuse.
+	var fields []string
+	for i, c := range e.upstream.Categories(restclienttest.DemoKey)[:6] {
+		fields = append(fields, fmt.Sprintf(`c%d: category(id: %q) { name }`, i, c.ID))
+	}
+	r := e.ok(restclienttest.DemoKey, "{ "+strings.Join(fields, " ")+" }", nil, nil)
+	wantCalls(t, r, 1)
+
+	// Ids the complete first page does not hold are not found, without a
+	// call each.
+	r = e.do(restclienttest.DemoKey, `{ a: category(id: "00000000-0000-4000-8000-000000000001") { name } b: category(id: "00000000-0000-4000-8000-000000000002") { name } }`, nil)
+	wantCalls(t, r, 1)
+	if len(r.errs) != 2 || r.errs[0].Extensions["code"] != "NOT_FOUND" || r.errs[1].Extensions["code"] != "NOT_FOUND" {
+		t.Errorf("errors = %v, want two NOT_FOUND", r.errs)
+	}
+}
+
+// A short list asked for a long window costs its own pages, not the
+// window's: the first page tells the list's length.
+func TestBudget_ShortListLongWindow(t *testing.T) {
+	e := newEnv(t)
+	var out struct{ Chats chatConn }
+	r := e.ok(restclienttest.DemoKey, `{ chats(first: 100) { totalCount nodes { title } } }`, nil, &out)
+	wantCalls(t, r, 1)
+	if want := seedChatTitles(e.upstream.Chats(restclienttest.DemoKey)); !slices.Equal(chatTitles(out.Chats.Nodes), want) {
+		t.Errorf("chats = %v, want %v", chatTitles(out.Chats.Nodes), want)
 	}
 }

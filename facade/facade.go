@@ -218,7 +218,7 @@ func requireAPIKey(ctx context.Context, next graphql.OperationHandler) graphql.R
 		}
 		err := gqlerror.Errorf("%s", l.KeyError().Error())
 		err.Extensions = map[string]any{"code": graph.CodeUnauthenticated}
-		return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{err}})
+		return refusal(ctx, err)
 	}
 	return next(ctx)
 }
@@ -233,10 +233,17 @@ func refuseTooExpensive(budget int) graphql.OperationMiddleware {
 		if planned := graph.RootCost(graphql.GetOperationContext(ctx)); planned > budget {
 			err := gqlerror.Errorf("this operation needs at least %d upstream calls before its nested fields; the budget is %d", planned, budget)
 			err.Extensions = map[string]any{"code": graph.CodeQueryTooExpensive, "budget": budget, "planned": planned}
-			return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{err}})
+			return refusal(ctx, err)
 		}
 		return next(ctx)
 	}
+}
+
+// refusal answers an operation refused before it ran. Such answers skip
+// the response middlewares, so the cost report (no call) is added here.
+func refusal(ctx context.Context, err *gqlerror.Error) graphql.ResponseHandler {
+	resp := &graphql.Response{Errors: gqlerror.List{err}}
+	return graphql.OneShot(reportUpstreamCost(ctx, func(context.Context) *graphql.Response { return resp }))
 }
 
 // reportUpstreamCost adds extensions.upstream: the number of upstream calls

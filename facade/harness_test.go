@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -54,6 +55,9 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 		t.Fatal(err)
 	}
 	cfg.facade.Upstream = client
+	if cfg.facade.Log == nil {
+		cfg.facade.Log = slog.New(slog.DiscardHandler)
+	}
 	srv := httptest.NewServer(facade.New(cfg.facade))
 	t.Cleanup(srv.Close)
 	return &env{t: t, upstream: up, server: srv}
@@ -75,6 +79,7 @@ type result struct {
 	data   json.RawMessage
 	errs   graphql.Errors
 	ext    extensions
+	rawExt json.RawMessage
 	calls  int // upstream calls the fake counted during the operation
 	netErr error
 }
@@ -96,7 +101,7 @@ func (e *env) do(key, query string, vars map[string]any) result {
 	e.t.Helper()
 	before := e.upstream.Calls()
 	data, ext, err := e.client(key).ExecRawWithExtensions(context.Background(), query, vars)
-	r := result{data: data, calls: e.upstream.Calls() - before}
+	r := result{data: data, calls: e.upstream.Calls() - before, rawExt: ext}
 	if err != nil {
 		var gerrs graphql.Errors
 		if !errors.As(err, &gerrs) {

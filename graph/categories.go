@@ -83,7 +83,7 @@ func subcategories(ctx context.Context, obj *model.Category, args paging.Args) (
 	if err != nil {
 		return nil, err
 	}
-	children, err := l.Children(ctx, loader.ParentKey{ID: obj.ID, Classification: classificationToREST(obj.Classification), Count: count})
+	children, err := l.Children(ctx, parentKey(obj))
 	if err != nil {
 		return nil, err
 	}
@@ -128,4 +128,9 @@ func windowSize(a paging.Args, def int) int {
 		return *a.Last
 	}
 	return def
+}
+
+// parentKey names a category for the subcategory planner.
+func parentKey(c *model.Category) loader.ParentKey {
+	return loader.ParentKey{ID: c.ID, Classification: classificationToREST(c.Classification), Count: c.SubcategoriesCount}
 }

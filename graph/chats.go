@@ -35,6 +35,7 @@ func chatList(ctx context.Context, args paging.Args) (*model.ChatConnection, err
 	res, err := paging.Load(ctx, req, paging.Source[*restclient.ChatSummary]{
 		// The server ignores per_page here; Load trusts the reported size.
 		FixedPageSize: restclient.ChatsPerPage,
+		Afford:        l.Affordable,
 		Fetch: func(ctx context.Context, page, _ int) (paging.Page[*restclient.ChatSummary], error) {
 			p, err := l.Client().ListChats(ctx, page)
 			if err != nil {
@@ -65,6 +66,7 @@ func messageListName(chatID string) string { return "chats/" + chatID + "/messag
 func messageSource(l *loader.Loaders, chat *model.Chat) paging.Source[*model.Message] {
 	return paging.Source[*model.Message]{
 		FixedPageSize: restclient.MessagesPerPage,
+		Afford:        l.Affordable,
 		Fetch: func(ctx context.Context, page, _ int) (paging.Page[*model.Message], error) {
 			if fp := chat.FirstPage; fp != nil && fp.Page == page {
 				return paging.Page[*model.Message]{Items: fp.Messages, Page: fp.Page, PerPage: fp.PerPage, Total: fp.Total}, nil
@@ -111,11 +113,14 @@ func messageList(ctx context.Context, chat *model.Chat, args paging.Args) (*mode
 // not hold it: the last page, asked by number (an overflowing page number
 // would also answer the last page).
 func lastMessageAt(ctx context.Context, l *loader.Loaders, chat *model.Chat) (*time.Time, error) {
-	fp := chat.FirstPage
-	if fp == nil || fp.Total == 0 {
+	total, perPage := chat.MessageCount, restclient.MessagesPerPage
+	if fp := chat.FirstPage; fp != nil {
+		total, perPage = fp.Total, fp.PerPage
+	}
+	if total == 0 {
 		return nil, nil
 	}
-	lastPage := (fp.Total + fp.PerPage - 1) / fp.PerPage
+	lastPage := (total + perPage - 1) / perPage
 	c, err := l.Client().GetChat(ctx, chat.ID, lastPage)
 	if err != nil {
 		return nil, asNotFound(err, "chat", chat.ID)

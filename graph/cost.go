@@ -75,7 +75,16 @@ func rootField(name string, args map[string]any) (cost int, key string) {
 			return 0, name
 		}
 		return req.Calls(restclient.ChatsPerPage, 0), fmt.Sprintf("%s %+v", name, req)
-	case "category", "chat", "import":
+	case "category":
+		// Several lookups by id may all be answered by one page of the
+		// family: together they cost at least that one call.
+		if id, ok := args["id"].(string); ok {
+			if _, err := restclient.CanonicalID("id", id); err == nil {
+				return 1, name
+			}
+		}
+		return 0, name
+	case "chat", "import":
 		if id, ok := args["id"].(string); ok {
 			if canon, err := restclient.CanonicalID("id", id); err == nil {
 				return 1, name + " " + canon

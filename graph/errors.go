@@ -121,7 +121,7 @@ func present(err error) (string, map[string]any) {
 			map[string]any{"code": CodeRateLimited, "retryAfter": secs}
 	case errors.As(err, &api):
 		return presentAPIError(api)
-	case errors.As(err, &unavail), errors.Is(err, context.DeadlineExceeded):
+	case errors.As(err, &unavail), errors.Is(err, context.DeadlineExceeded), errors.Is(err, paging.ErrIncomplete):
 		return "the Sure server is unavailable; try again later", code(CodeUpstreamUnavailable)
 	}
 	return "", nil

@@ -42,14 +42,16 @@ func classificationToREST(c model.CategoryClassification) string {
 // count and the last message time, but holds no messages.
 func chatFromSummary(c *restclient.ChatSummary) *model.Chat {
 	return &model.Chat{
-		ID:               c.ID,
-		Title:            c.Title,
-		Error:            c.Error,
-		CreatedAt:        c.CreatedAt,
-		UpdatedAt:        c.UpdatedAt,
-		MessageCount:     c.MessageCount,
-		LastMessageAt:    c.LastMessageAt,
-		LastMessageKnown: true,
+		ID:            c.ID,
+		Title:         c.Title,
+		Error:         c.Error,
+		CreatedAt:     c.CreatedAt,
+		UpdatedAt:     c.UpdatedAt,
+		MessageCount:  c.MessageCount,
+		LastMessageAt: c.LastMessageAt,
+		// Absent with messages present is not "no message": the resolver
+		// then reads the newest one.
+		LastMessageKnown: c.LastMessageAt != nil || c.MessageCount == 0,
 	}
 }
 

@@ -148,17 +148,32 @@ func (r *queryResolver) Categories(ctx context.Context, first *int, after *strin
 		f.ParentID = id
 	}
 	args := pageArgs(first, after, last, before)
-	// Arguments are checked before the look-ahead: bad input costs no call.
-	if _, err := paging.Parse(f.List(), args, DefaultCategoryPage); err != nil {
+	// Arguments are checked before the look-ahead: bad input costs no call,
+	// and neither does a window that is empty by arithmetic.
+	req, err := paging.Parse(f.List(), args, DefaultCategoryPage)
+	if err != nil {
 		return nil, err
 	}
-	if f.ParentID == "" && wantsSubcategories(ctx) {
-		// Look-ahead: the tree may come cheaper from one read of the family.
-		if l, err := loader.For(ctx); err == nil {
-			l.PrefetchFamily(ctx, f.Classification, windowSize(args, DefaultCategoryPage))
-		}
+	if _, empty, _ := req.Empty(); empty || f.ParentID != "" || !wantsSubcategories(ctx) {
+		return categoryList(ctx, f, args, -1)
 	}
-	return categoryList(ctx, f, args, -1)
+	// Look-ahead: the tree may come cheaper from one read of the family;
+	// and the subcategories of the whole page are planned together.
+	l, err := loader.For(ctx)
+	if err != nil {
+		return nil, err
+	}
+	l.PrefetchFamily(ctx, f.Classification, windowSize(args, DefaultCategoryPage), args.After == nil && args.Last == nil)
+	conn, err := categoryList(ctx, f, args, -1)
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]loader.ParentKey, 0, len(conn.Nodes))
+	for _, n := range conn.Nodes {
+		keys = append(keys, parentKey(n))
+	}
+	l.ExpectChildren(keys)
+	return conn, nil
 }
 
 // Category is the resolver for the category field.

@@ -2,6 +2,8 @@ package paging
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 )
 
@@ -18,7 +20,13 @@ const OverflowPage = 1_000_000
 // maxRounds bounds the rounds of page requests of one Load: the first
 // round, then refills when the server reported another page size or the
 // list's end was unknown.
-const maxRounds = 3
+const maxRounds = 4
+
+// ErrIncomplete is returned when the upstream's pages do not add up to the
+// window (the list changed while it was read, or the server pages in a way
+// it does not report): answering with a silently shorter window would be
+// wrong.
+var ErrIncomplete = errors.New("paging: the upstream's pages do not cover the window")
 
 // Page is one upstream page as the server reported it.
 type Page[T any] struct {
@@ -38,6 +46,10 @@ type Source[T any] struct {
 	MaxPerPage int
 	// Fetch reads one page; perPage is 0 for fixed-size lists.
 	Fetch func(ctx context.Context, page, perPage int) (Page[T], error)
+	// Afford, when set, is asked before each round of requests with their
+	// number; an error stops Load before any of that round is sent (the
+	// caller's call budget).
+	Afford func(n int) error
 }
 
 // Result is a window of items with the window's position.
@@ -74,7 +86,7 @@ func Load[T any](ctx context.Context, r Request, src Source[T]) (Result[T], erro
 		// page tells it.
 		first = []pageRequest{{page: 1, perPage: st.perPage(1)}}
 	default:
-		first = st.plan(s, e)
+		first = r.firstRound(&st, s, e)
 	}
 	if err := st.fetch(ctx, first); err != nil {
 		return Result[T]{}, err
@@ -89,15 +101,38 @@ func Load[T any](ctx context.Context, r Request, src Source[T]) (Result[T], erro
 		}
 	}
 	w := r.Clip(st.total)
+	if _, _, missing := st.missing(w); missing {
+		return Result[T]{}, ErrIncomplete
+	}
 	res := Result[T]{Window: w, Items: make([]T, 0, w.End-w.Start)}
 	for off := w.Start; off < w.End; off++ {
-		// An item can be missing only when the list changed between two
-		// page requests; answer what is known rather than fail.
-		if it, ok := st.items[off]; ok {
-			res.Items = append(res.Items, it)
-		}
+		res.Items = append(res.Items, st.items[off])
 	}
 	return res, nil
+}
+
+// firstRound returns the pages to fetch first for the window [s, e). When
+// the window spans several pages and the list's length is unknown, only
+// the first is fetched: the list may end before the others, and a page past
+// the end would cost a call for nothing (the upstream answers it with the
+// last page again). When a cursor or the caller tells the length, the pages
+// up to it are fetched at once, in parallel.
+func (r Request) firstRound(st planner, s, e int) []pageRequest {
+	plan := st.plan(s, e)
+	if len(plan) <= 1 {
+		return plan
+	}
+	if total := max(r.known, r.hint); total >= 0 {
+		if end := min(e, total); end > s {
+			return st.plan(s, end)
+		}
+	}
+	return plan[:1]
+}
+
+// planner plans the pages of a window.
+type planner interface {
+	plan(s, e int) []pageRequest
 }
 
 // Slice answers r from a complete, ordered list held in memory.
@@ -169,10 +204,22 @@ func (st *loadState[T]) missing(w Window) (start, end int, ok bool) {
 // fetch sends reqs in parallel and records their items by the position the
 // server reported.
 func (st *loadState[T]) fetch(ctx context.Context, reqs []pageRequest) error {
+	if st.src.Afford != nil {
+		if err := st.src.Afford(len(reqs)); err != nil {
+			return err
+		}
+	}
 	errs := make([]error, len(reqs))
 	var wg sync.WaitGroup
 	for i, pr := range reqs {
 		wg.Go(func() {
+			defer func() {
+				// A panic here would end the process: gqlgen recovers only
+				// on the resolver's own goroutine.
+				if v := recover(); v != nil {
+					errs[i] = fmt.Errorf("paging: fetch page %d panicked: %v", pr.page, v)
+				}
+			}()
 			pg, err := st.src.Fetch(ctx, pr.page, pr.perPage)
 			if err != nil {
 				errs[i] = err
@@ -201,6 +248,10 @@ func (st *loadState[T]) record(pr pageRequest, pg Page[T]) {
 	if st.src.FixedPageSize > 0 {
 		// Trust the size the server reports over the one assumed.
 		st.pageSize = size
+	} else if pr.perPage > 0 && size < pr.perPage && size < st.src.MaxPerPage {
+		// The server honours smaller pages than asked (a lower cap than
+		// documented): plan the rest with the size it uses.
+		st.src.MaxPerPage = size
 	}
 	st.total = max(pg.Total, 0)
 	base := (page - 1) * size

@@ -371,8 +371,10 @@ func TestLoad(t *testing.T) {
 			wantStart: 50, wantEnd: 120, wantCalls: []fetchCall{{1, 100}, {2, 100}},
 		},
 		{
-			name: "first 100 after offset 49 of 90: the second page overflows", n: 90, w: window{first: new(100), after: new(49)},
-			wantStart: 50, wantEnd: 90, wantCalls: []fetchCall{{1, 100}, {2, 100}},
+			// The cursor remembers the list's length: the window is 50..89,
+			// page 2 of 45.
+			name: "first 100 after offset 49 of 90: clipped to the length the cursor knows", n: 90, w: window{first: new(100), after: new(49)},
+			wantStart: 50, wantEnd: 90, wantCalls: []fetchCall{{2, 45}},
 		},
 		{
 			name: "last 10 of 95 is the overflow page", n: 95, w: window{last: new(10)},
@@ -447,8 +449,10 @@ func TestLoad(t *testing.T) {
 			wantStart: 35, wantEnd: 45, wantCalls: []fetchCall{{2, 0}, {1_000_000, 0}},
 		},
 		{
-			name: "fixed 20: first 50 past the end overflows to the last page", n: 30, serverPer: 20, fixed: 20, w: window{first: new(50)},
-			wantStart: 0, wantEnd: 30, wantCalls: []fetchCall{{1, 0}, {2, 0}, {3, 0}},
+			// The length is unknown: page 1 first, which tells it; page 3
+			// (past the end) is never asked.
+			name: "fixed 20: first 50 of a list of 30 asks only the pages that exist", n: 30, serverPer: 20, fixed: 20, w: window{first: new(50)},
+			wantStart: 0, wantEnd: 30, wantCalls: []fetchCall{{1, 0}, {2, 0}},
 		},
 		{
 			name: "fixed 50: first 100 from offset 25", n: 300, serverPer: 50, fixed: 50, w: window{first: new(100), after: new(24)},

@@ -170,8 +170,10 @@ func Range(list string, start, n int) Request {
 
 // Calls returns how many page requests answering r costs at least, for a
 // list whose page size is fixed (fixedPageSize > 0) or chosen up to
-// maxPerPage. It is exact when the window is known before any call, and 1
-// (the overflow probe) when it is not; 0 when it is empty by arithmetic.
+// maxPerPage: the requests of Load's first round. That is exact when the
+// list's length is known (a cursor or the caller tells it), and 1 when it
+// is not (the first page, or the overflow probe); 0 when the window is
+// empty by arithmetic.
 func (r Request) Calls(fixedPageSize, maxPerPage int) int {
 	if _, empty, known := r.Empty(); empty && known {
 		return 0
@@ -184,5 +186,6 @@ func (r Request) Calls(fixedPageSize, maxPerPage int) int {
 	if st.src.MaxPerPage <= 0 {
 		st.src.MaxPerPage = MaxPageSize
 	}
-	return len(st.plan(s, e))
+	// Without a known length only the first page is certain to be needed.
+	return len(r.firstRound(&st, s, e))
 }

@@ -37,6 +37,7 @@ func (l *Loaders) Categories(ctx context.Context, f CategoryFilter, r paging.Req
 func (l *Loaders) categorySource(f CategoryFilter) paging.Source[*restclient.Category] {
 	return paging.Source[*restclient.Category]{
 		MaxPerPage: restclient.MaxPerPage,
+		Afford:     l.Affordable,
 		Fetch: func(ctx context.Context, page, perPage int) (paging.Page[*restclient.Category], error) {
 			p, err := l.client.ListCategories(ctx, restclient.ListCategoriesOptions{
 				Page: page, PerPage: perPage,
@@ -65,8 +66,19 @@ func (l *Loaders) categorySource(f CategoryFilter) paging.Source[*restclient.Cat
 // more than answering the window (windowSize roots) plus one call per root
 // would, and the budget allows. Errors are not returned: the list is then
 // answered the ordinary way, which reports them.
-func (l *Loaders) PrefetchFamily(ctx context.Context, class string, windowSize int) {
-	if l.snapshot(class) != nil || l.Affordable(1) != nil {
+//
+// When an earlier operation showed the family too large for that, and the
+// window does not start at the list's beginning (where the first page would
+// still hold the subcategories of the first roots), no probe is sent.
+func (l *Loaders) PrefetchFamily(ctx context.Context, class string, windowSize int, fromStart bool) {
+	if windowSize == 0 || l.snapshot(class) != nil || l.Affordable(1) != nil {
+		return
+	}
+	size, known := l.familySize(class)
+	if !known {
+		size, known = l.familySize("")
+	}
+	if known && FamilyPages(size)-1 > 1+windowSize && !fromStart {
 		return
 	}
 	first, err := l.familyFirstPage(ctx, class)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 
+	"suregql/paging"
 	"suregql/restclient"
 )
 
@@ -21,8 +22,10 @@ type ParentKey struct {
 const MaxBatchedChildren = restclient.MaxPerPage
 
 // Children returns every subcategory of a root, in the upstream's order.
-// The subcategories asked for by one operation are planned together (see
-// planChildren). Only for counts up to MaxBatchedChildren.
+// Only for counts up to MaxBatchedChildren. The subcategories of every
+// category a list registered with ExpectChildren are planned together, the
+// first time any of them is asked for, so that one operation always gets
+// the same plan; others are batched by the dataloader.
 func (l *Loaders) Children(ctx context.Context, p ParentKey) ([]*restclient.Category, error) {
 	if all := l.snapshot(p.Classification); all != nil {
 		return filterList(all, CategoryFilter{ParentID: p.ID}), nil
@@ -30,13 +33,96 @@ func (l *Loaders) Children(ctx context.Context, p ParentKey) ([]*restclient.Cate
 	return l.children.Load(ctx, p)
 }
 
-// planChildren answers the subcategories of several roots with the fewest
-// calls: one filtered list per parent (k calls), or the family's whole list
-// grouped in memory (ceil(total/100) calls), whichever is cheaper given
-// what is known. The family's size is learned from its first page, which
-// is read only when the family could be the cheaper way; that page also
-// answers every parent whose subcategories it holds completely.
+// ExpectChildren registers the categories of a list whose subcategories
+// the operation will ask for (roots with 1..MaxBatchedChildren of them).
+func (l *Loaders) ExpectChildren(keys []ParentKey) {
+	l.kids.mu.Lock()
+	defer l.kids.mu.Unlock()
+	for _, k := range keys {
+		if k.Count > 0 && k.Count <= MaxBatchedChildren && l.kids.entries[k.ID] == nil {
+			l.kids.expected[k.ID] = k
+		}
+	}
+}
+
+// childrenState holds the subcategory lists of one operation by parent.
+type childrenState struct {
+	mu       sync.Mutex
+	entries  map[string]*childEntry
+	expected map[string]ParentKey // registered, not planned yet
+}
+
+type childEntry struct {
+	done chan struct{}
+	list []*restclient.Category
+	err  error
+}
+
+// planChildren is the dataloader's batch function: it claims the batch's
+// parents and every registered one not yet planned, plans those together,
+// and waits for the others (planned by a concurrent batch).
 func (l *Loaders) planChildren(ctx context.Context, keys []ParentKey) ([][]*restclient.Category, []error) {
+	var owned []ParentKey
+	var mine []*childEntry
+	l.kids.mu.Lock()
+	claim := func(k ParentKey) {
+		if l.kids.entries[k.ID] != nil {
+			return
+		}
+		e := &childEntry{done: make(chan struct{}), err: errFetchAborted}
+		l.kids.entries[k.ID] = e
+		owned = append(owned, k)
+		mine = append(mine, e)
+	}
+	for _, k := range keys {
+		claim(k)
+	}
+	for _, k := range l.kids.expected {
+		claim(k)
+	}
+	clear(l.kids.expected)
+	entries := make([]*childEntry, len(keys))
+	for i, k := range keys {
+		entries[i] = l.kids.entries[k.ID]
+	}
+	l.kids.mu.Unlock()
+
+	if len(owned) > 0 {
+		func() {
+			defer func() {
+				for _, e := range mine {
+					close(e.done)
+				}
+			}()
+			lists, errs := l.planParents(ctx, owned)
+			for i, e := range mine {
+				e.list, e.err = lists[i], errs[i]
+			}
+		}()
+	}
+	out := make([][]*restclient.Category, len(keys))
+	errs := make([]error, len(keys))
+	for i, e := range entries {
+		select {
+		case <-e.done:
+			out[i], errs[i] = e.list, e.err
+		case <-ctx.Done():
+			errs[i] = ctx.Err()
+		}
+	}
+	return out, errs
+}
+
+// planParents answers the subcategories of several roots with the fewest
+// calls: from the family's first page when this operation holds it (free),
+// then one filtered list per parent (k calls) or the family's whole list
+// grouped in memory (ceil(total/100) calls), whichever is cheaper given
+// what is known: subcategoriesCount, and the family's size when seen
+// before. When the size is unknown and the family could be the cheaper way,
+// its first page is read: it tells the size, and answers every parent whose
+// subcategories it holds completely. A batch that would pass the budget is
+// refused whole.
+func (l *Loaders) planParents(ctx context.Context, keys []ParentKey) ([][]*restclient.Category, []error) {
 	out := make([][]*restclient.Category, len(keys))
 	errs := make([]error, len(keys))
 	class := keys[0].Classification
@@ -71,8 +157,8 @@ func (l *Loaders) planChildren(ctx context.Context, keys []ParentKey) ([][]*rest
 	for i := range keys {
 		pending[i] = i
 	}
-	// A family read already complete or in flight (the list's look-ahead,
-	// or an earlier batch of this operation) answers everything.
+	// A family read already complete or in flight (the list's look-ahead)
+	// answers everything.
 	if all := l.snapshot(class); all != nil {
 		answerFrom(all, true, pending)
 		return out, errs
@@ -81,7 +167,16 @@ func (l *Loaders) planChildren(ctx context.Context, keys []ParentKey) ([][]*rest
 		answerFrom(all, true, pending)
 		return out, errs
 	}
-
+	// A first page this operation already holds answers, for free, the
+	// parents whose subcategories it holds completely.
+	for _, c := range []string{class, ""} {
+		if first := l.heldFirstPage(c); first != nil && len(pending) > 0 {
+			pending = answerFrom(pointers(first.Categories), first.Pagination.TotalCount <= len(first.Categories), pending)
+		}
+	}
+	if len(pending) == 0 {
+		return out, errs
+	}
 	// A family size seen before (a planning hint) replaces the lower bound:
 	// that of the classification when known, else the whole family's (a
 	// slice of a large family is taken to be large too).
@@ -90,13 +185,9 @@ func (l *Loaders) planChildren(ctx context.Context, keys []ParentKey) ([][]*rest
 	} else if size, ok := l.familySize(""); ok {
 		need = max(need, size)
 	}
-	if len(keys) >= 2 && FamilyPages(need) < len(keys) && l.Affordable(1) == nil {
+	if len(pending) >= 2 && FamilyPages(need) < len(pending) && l.Affordable(1) == nil {
 		if first, err := l.familyFirstPage(ctx, class); err == nil {
-			page := make([]*restclient.Category, len(first.Categories))
-			for i := range first.Categories {
-				page[i] = &first.Categories[i]
-			}
-			pending = answerFrom(page, first.Pagination.TotalCount <= len(page), pending)
+			pending = answerFrom(pointers(first.Categories), first.Pagination.TotalCount <= len(first.Categories), pending)
 			rest := FamilyPages(first.Pagination.TotalCount) - 1
 			if len(pending) > 0 && rest > 0 && rest < len(pending) && l.Affordable(rest) == nil {
 				if all, err := l.readFamily(ctx, class); err == nil {
@@ -120,6 +211,7 @@ func (l *Loaders) planChildren(ctx context.Context, keys []ParentKey) ([][]*rest
 	var wg sync.WaitGroup
 	for _, i := range pending {
 		wg.Go(func() {
+			defer recoverInto(&errs[i])
 			p, err := l.client.ListCategories(ctx, restclient.ListCategoriesOptions{
 				Page: 1, PerPage: MaxBatchedChildren, ParentID: keys[i].ID,
 			})
@@ -128,15 +220,25 @@ func (l *Loaders) planChildren(ctx context.Context, keys []ParentKey) ([][]*rest
 				return
 			}
 			l.PrimeCategories(p.Categories)
-			list := make([]*restclient.Category, len(p.Categories))
-			for j := range p.Categories {
-				list[j] = &p.Categories[j]
+			out[i] = pointers(p.Categories)
+			if total := p.Pagination.TotalCount; total > len(p.Categories) {
+				// The server's page held fewer than asked: read the rest.
+				f := CategoryFilter{ParentID: keys[i].ID}
+				res, err := paging.Load(ctx, paging.Range(f.List(), 0, total).WithKnownTotal(total), l.categorySource(f))
+				out[i], errs[i] = res.Items, err
 			}
-			out[i] = list
 		})
 	}
 	wg.Wait()
 	return out, errs
+}
+
+func pointers(cats []restclient.Category) []*restclient.Category {
+	out := make([]*restclient.Category, len(cats))
+	for i := range cats {
+		out[i] = &cats[i]
+	}
+	return out
 }
 
 func nonNil(s []*restclient.Category) []*restclient.Category {

@@ -2,6 +2,7 @@ package loader
 
 import (
 	"context"
+	"errors"
 	"sync"
 
 	"suregql/paging"
@@ -20,8 +21,9 @@ import (
 const familyPerPage = restclient.MaxPerPage
 
 type familyState struct {
-	mu sync.Mutex
-	m  map[string]*familyEntry // by classification ("" = whole family)
+	mu    sync.Mutex
+	m     map[string]*familyEntry             // by classification ("" = whole family)
+	first map[string]*restclient.CategoryPage // first pages read, by classification
 }
 
 type familyEntry struct {
@@ -42,10 +44,21 @@ func (l *Loaders) familyFirstPage(ctx context.Context, class string) (*restclien
 		return nil, err
 	}
 	l.PrimeCategories(p.Categories)
+	l.family.mu.Lock()
+	l.family.first[class] = p
+	l.family.mu.Unlock()
 	if l.shared.FamilySizes != nil {
 		l.shared.FamilySizes.Observe(l.apiKey, class, p.Pagination.TotalCount)
 	}
 	return p, nil
+}
+
+// heldFirstPage returns the family's (or a classification's) first page
+// when this operation has read it, or nil. It never calls.
+func (l *Loaders) heldFirstPage(class string) *restclient.CategoryPage {
+	l.family.mu.Lock()
+	defer l.family.mu.Unlock()
+	return l.family.first[class]
 }
 
 // snapshot returns the complete, ordered categories of class when this
@@ -120,6 +133,8 @@ func (l *Loaders) readFamily(ctx context.Context, class string) ([]*restclient.C
 			return nil, ctx.Err()
 		}
 	}
+	defer close(e.done) // waiters must never hang, even on a panic
+	e.err = errors.New("loader: family read did not finish")
 	e.list, e.err = l.readFamilyPages(ctx, class)
 	if e.err != nil {
 		// A failed or refused read may be retried by a later planner (a
@@ -128,7 +143,6 @@ func (l *Loaders) readFamily(ctx context.Context, class string) ([]*restclient.C
 		delete(l.family.m, class)
 		l.family.mu.Unlock()
 	}
-	close(e.done)
 	return e.list, e.err
 }
 

@@ -70,6 +70,7 @@ type Loaders struct {
 	categoryByID *dataloadgen.Loader[string, *restclient.Category]
 	parentByID   *dataloadgen.Loader[string, *restclient.Category]
 	children     *dataloadgen.Loader[ParentKey, []*restclient.Category]
+	kids         childrenState
 	family       familyState
 }
 
@@ -100,6 +101,9 @@ func New(shared *Shared, apiKey string) *Loaders {
 	l.parentByID = dataloadgen.NewLoader(l.fetchParents, dataloadgen.WithWait(batchWait))
 	l.children = dataloadgen.NewLoader(l.planChildren, dataloadgen.WithWait(batchWait))
 	l.family.m = map[string]*familyEntry{}
+	l.family.first = map[string]*restclient.CategoryPage{}
+	l.kids.entries = map[string]*childEntry{}
+	l.kids.expected = map[string]ParentKey{}
 	return l
 }
 
@@ -276,22 +280,35 @@ func (l *Loaders) lookUp(ctx context.Context, ids []string, one func(context.Con
 	out := make([]*restclient.Category, len(ids))
 	errs := make([]error, len(ids))
 	if len(ids) >= 2 {
-		l.fromFamilyFirstPage(ctx, ids, out)
+		l.fromFamilyFirstPage(ctx, ids, out, errs)
 	}
 	var wg sync.WaitGroup
 	for i, id := range ids {
-		if out[i] == nil {
-			wg.Go(func() { out[i], errs[i] = one(ctx, id) })
+		if out[i] == nil && errs[i] == nil {
+			wg.Go(func() {
+				defer recoverInto(&errs[i])
+				out[i], errs[i] = one(ctx, id)
+			})
 		}
 	}
 	wg.Wait()
 	return out, errs
 }
 
+// recoverInto turns a panic of a fan-out goroutine into an error: gqlgen
+// recovers panics only on a resolver's own goroutine, and any other would
+// end the process.
+func recoverInto(err *error) {
+	if v := recover(); v != nil {
+		*err = fmt.Errorf("loader: panic: %v", v)
+	}
+}
+
 // fromFamilyFirstPage fills out[i] for the ids the family's first page
 // holds, when the family is likely to fit that page and the budget allows
-// the call.
-func (l *Loaders) fromFamilyFirstPage(ctx context.Context, ids []string, out []*restclient.Category) {
+// the call. When the page holds the whole family, the other ids are not
+// found, without a call each.
+func (l *Loaders) fromFamilyFirstPage(ctx context.Context, ids []string, out []*restclient.Category, errs []error) {
 	if !l.familyLikelySmall() || l.Affordable(1) != nil {
 		return
 	}
@@ -303,8 +320,13 @@ func (l *Loaders) fromFamilyFirstPage(ctx context.Context, ids []string, out []*
 	for i := range first.Categories {
 		byID[first.Categories[i].ID] = &first.Categories[i]
 	}
+	complete := first.Pagination.TotalCount <= len(first.Categories)
 	for i, id := range ids {
 		out[i] = byID[id]
+		if out[i] == nil && complete {
+			errs[i] = &restclient.APIError{Op: "GET /categories/" + id, StatusCode: http.StatusNotFound,
+				Code: "not_found", Message: "Category not found"}
+		}
 	}
 }
 

@@ -414,7 +414,7 @@ func TestPrefetchFamily(t *testing.T) {
 	ctx := t.Context()
 	l := loader.New(&loader.Shared{Upstream: up.client(t)}, restclienttest.DemoKey)
 	before := up.fake.Calls()
-	l.PrefetchFamily(ctx, "", 25)
+	l.PrefetchFamily(ctx, "", 25, true)
 	wantCalls(t, up.fake, before, 1)
 
 	before = up.fake.Calls()
@@ -464,7 +464,7 @@ func TestPrefetchFamily_DoesNotReadALargeFamilyForASmallWindow(t *testing.T) {
 	up := newUpstream(t)
 	l := loader.New(&loader.Shared{Upstream: up.client(t)}, restclienttest.LargeFamilyKey)
 	before := up.fake.Calls()
-	l.PrefetchFamily(t.Context(), "", 25)
+	l.PrefetchFamily(t.Context(), "", 25, true)
 	wantCalls(t, up.fake, before, 1) // page 1 tells the size: 50 pages
 }
 
@@ -475,7 +475,7 @@ func TestPrefetchFamily_RespectsTheBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := up.fake.Calls()
-	l.PrefetchFamily(t.Context(), "", 25)
+	l.PrefetchFamily(t.Context(), "", 25, true)
 	wantCalls(t, up.fake, before, 0)
 }
 

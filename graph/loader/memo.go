@@ -2,6 +2,7 @@ package loader
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 
@@ -24,6 +25,8 @@ type memoCall struct {
 	err  error
 }
 
+var errFetchAborted = errors.New("loader: upstream fetch aborted")
+
 func newMemo(next restclient.Fetcher) *memo {
 	return &memo{next: next, m: map[string]*memoCall{}}
 }
@@ -40,16 +43,19 @@ func (m *memo) Fetch(ctx context.Context, key restclient.RequestKey, fetch func(
 			return nil, ctx.Err()
 		}
 	}
-	c := &memoCall{done: make(chan struct{})}
+	// The error stands until the fetch returns, so that a panicking fetch
+	// leaves waiters an error, never a nil answer.
+	c := &memoCall{done: make(chan struct{}), err: errFetchAborted}
 	m.m[key.Path] = c
 	m.mu.Unlock()
 
+	// Waiters must never hang, even if the fetch panics.
+	defer close(c.done)
 	if m.next != nil {
 		c.resp, c.err = m.next.Fetch(ctx, key, fetch)
 	} else {
 		c.resp, c.err = fetch(ctx)
 	}
-	close(c.done)
 	return c.resp, c.err
 }
 

@@ -4,6 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
 )
 
 // JSON is a free-form JSON value (the JSON scalar), kept as the raw bytes the
@@ -27,4 +31,29 @@ func (j *JSON) UnmarshalGQL(v any) error {
 	}
 	*j = b
 	return nil
+}
+
+// MarshalDateTime writes a DateTime: RFC 3339 in UTC, whatever zone the
+// upstream sent (Rails sends the app's zone when it is not UTC), with
+// fractional seconds only when present.
+func MarshalDateTime(t time.Time) graphql.Marshaler {
+	if t.IsZero() {
+		return graphql.Null
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, strconv.Quote(t.UTC().Format(time.RFC3339Nano)))
+	})
+}
+
+// UnmarshalDateTime reads an RFC 3339 DateTime input.
+func UnmarshalDateTime(v any) (time.Time, error) {
+	s, ok := v.(string)
+	if !ok {
+		return time.Time{}, fmt.Errorf("DateTime must be an RFC 3339 string, got %T", v)
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("DateTime must be an RFC 3339 string: %w", err)
+	}
+	return t.UTC(), nil
 }
