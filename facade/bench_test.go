@@ -2,6 +2,7 @@ package facade_test
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -22,7 +23,7 @@ func benchOperation(b *testing.B, key, query string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	h := facade.New(facade.Config{Upstream: client})
+	h := facade.New(facade.Config{Upstream: client, Log: slog.New(slog.DiscardHandler)})
 	body := `{"query":` + quote(query) + `}`
 	b.ReportAllocs()
 	for b.Loop() {

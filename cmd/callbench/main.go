@@ -18,6 +18,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -230,7 +231,7 @@ func run(w io.Writer, minTime time.Duration) error {
 	if err != nil {
 		return err
 	}
-	gqlURL, stop, err := serve(facade.New(facade.Config{Upstream: client}))
+	gqlURL, stop, err := serve(facade.New(facade.Config{Upstream: client, Log: slog.New(slog.DiscardHandler)}))
 	if err != nil {
 		return err
 	}
