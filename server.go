@@ -92,7 +92,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 
 	var playgroundKey string
 	if cfg.upstream == "" {
-		demoURL, stopDemo, err := startDemoUpstream()
+		demoURL, stopDemo, err := startDemoUpstream(ctx)
 		if err != nil {
 			return err
 		}
@@ -105,7 +105,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	}
 
-	ln, err := net.Listen("tcp", cfg.addr)
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", cfg.addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.addr, err)
 	}
@@ -146,8 +146,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 
 // startDemoUpstream serves the fake Sure upstream on a loopback port, so
 // that demo mode goes through the same HTTP client code as production.
-func startDemoUpstream() (baseURL string, stop func(), err error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+func startDemoUpstream(ctx context.Context) (baseURL string, stop func(), err error) {
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", nil, fmt.Errorf("start demo upstream: %w", err)
 	}

@@ -81,7 +81,6 @@ type result struct {
 	ext    extensions
 	rawExt json.RawMessage
 	calls  int // upstream calls the fake counted during the operation
-	netErr error
 }
 
 type extensions struct {
@@ -143,15 +142,21 @@ func wantCalls(t *testing.T, r result, n int) {
 	}
 }
 
-// wantError fails unless r has an error with code at path (path "" matches
-// any), and returns it.
-func wantError(t *testing.T, r result, code string) graphql.Error {
+// gotError is a GraphQL error of a response, as a test inspects it.
+type gotError struct {
+	Message    string
+	Path       []any
+	Extensions map[string]any
+}
+
+// wantError fails unless r has an error with code, and returns the first.
+func wantError(t *testing.T, r result, code string) gotError {
 	t.Helper()
 	for _, e := range r.errs {
 		if e.Extensions["code"] == code {
-			return e
+			return gotError{Message: e.Message, Path: e.Path, Extensions: e.Extensions}
 		}
 	}
 	t.Fatalf("want an error with code %s, got %v (data %s)", code, r.errs, r.data)
-	return graphql.Error{}
+	return gotError{}
 }

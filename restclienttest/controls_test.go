@@ -86,7 +86,10 @@ func TestDelayHonoursContext(t *testing.T) {
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, ts.URL+"/api/v1/categories", nil)
 	req.Header.Set("X-Api-Key", DemoKey)
 	start := time.Now()
-	_, err := ts.Client().Do(req)
+	resp, err := ts.Client().Do(req)
+	if err == nil {
+		resp.Body.Close()
+	}
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("error: got %v, want a deadline exceeded", err)
 	}
@@ -103,10 +106,10 @@ func TestDelayHonoursContext(t *testing.T) {
 	}
 
 	s.SetDelay(20 * time.Millisecond)
-	req, _ = http.NewRequest(http.MethodGet, ts.URL+"/api/v1/categories", nil)
+	req, _ = http.NewRequestWithContext(t.Context(), http.MethodGet, ts.URL+"/api/v1/categories", nil)
 	req.Header.Set("X-Api-Key", DemoKey)
 	start = time.Now()
-	resp, err := ts.Client().Do(req)
+	resp, err = ts.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -207,7 +207,7 @@ func (t *timing) upstreamTime() time.Duration {
 }
 
 func serve(h http.Handler) (string, func(), error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", nil, err
 	}
