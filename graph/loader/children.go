@@ -201,10 +201,12 @@ func (l *Loaders) planParents(ctx context.Context, keys []ParentKey) ([][]*restc
 	}
 
 	// One filtered list per remaining parent, sent only if all fit the
-	// budget.
+	// budget. A refused batch is refused whole, also the parents a page in
+	// hand happened to answer: the client sees one level of the tree either
+	// answered or refused, never a scattering of both.
 	if err := l.Affordable(len(pending)); err != nil {
-		for _, i := range pending {
-			errs[i] = err
+		for i := range keys {
+			out[i], errs[i] = nil, err
 		}
 		return out, errs
 	}
