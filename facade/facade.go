@@ -109,14 +109,16 @@ func New(cfg Config) http.Handler {
 	if shared.Coalescer == nil {
 		shared.Coalescer = &restcache.Coalescer{}
 	}
-	if shared.Coalescer.Generations == nil {
-		// A key's reads after its own write never join a GET sent before
-		// it, nor read an answer cached before it.
+	// One numbering of each key's writes for the cache and the coalescer: a
+	// key's reads after its own write never read an answer cached before it,
+	// nor join a GET sent before it.
+	shared.Generations = shared.Coalescer.Generations
+	if shared.Generations == nil {
+		shared.Generations = &restcache.Generations{}
 		if shared.Cache != nil {
-			shared.Coalescer.Generations = shared.Cache.Generations()
-		} else {
-			shared.Coalescer.Generations = &restcache.Generations{}
+			shared.Generations = shared.Cache.Generations()
 		}
+		shared.Coalescer.Generations = shared.Generations
 	}
 	mux := http.NewServeMux()
 	gql := http.MaxBytesHandler(overHTTP(loader.Middleware(shared, srv)), maxBodyBytes)

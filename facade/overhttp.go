@@ -26,11 +26,16 @@ func overHTTP(next http.Handler) http.Handler {
 				return
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
+			// Raw messages: only whether the keys are there matters, so
+			// nothing is unescaped or allocated before gqlgen decodes the
+			// body for real.
 			var params struct {
-				Query      *string        `json:"query"`
-				Extensions map[string]any `json:"extensions"`
+				Query      json.RawMessage `json:"query"`
+				Extensions struct {
+					PersistedQuery json.RawMessage `json:"persistedQuery"`
+				} `json:"extensions"`
 			}
-			if json.Unmarshal(body, &params) == nil && params.Query == nil && params.Extensions["persistedQuery"] == nil {
+			if json.Unmarshal(body, &params) == nil && isAbsent(params.Query) && isAbsent(params.Extensions.PersistedQuery) {
 				writeRequestError(w, http.StatusBadRequest, "the request has no query")
 				return
 			}
@@ -38,6 +43,9 @@ func overHTTP(next http.Handler) http.Handler {
 		next.ServeHTTP(&legacyStatus{ResponseWriter: w}, r)
 	})
 }
+
+// isAbsent reports whether a JSON member was missing or null.
+func isAbsent(v json.RawMessage) bool { return len(v) == 0 || string(v) == "null" }
 
 func isJSON(contentType string) bool {
 	mt, _, err := mime.ParseMediaType(contentType)

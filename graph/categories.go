@@ -24,7 +24,11 @@ func categoryConnection(list string, res paging.Result[*restclient.Category]) *m
 }
 
 // categoryList validates the arguments of a category list and answers it.
-func categoryList(ctx context.Context, f loader.CategoryFilter, args paging.Args, knownTotal int) (*model.CategoryConnection, error) {
+// knownTotal is the list's length when known without a call (-1 if not).
+// children, when set, names the root whose subcategories the list is:
+// they are planned with the operation's other subcategories (see
+// loader.Children) and windowed in memory.
+func categoryList(ctx context.Context, f loader.CategoryFilter, args paging.Args, knownTotal int, children *model.Category) (*model.CategoryConnection, error) {
 	req, err := paging.Parse(f.List(), args, DefaultCategoryPage)
 	if err != nil {
 		return nil, err
@@ -40,8 +44,14 @@ func categoryList(ctx context.Context, f loader.CategoryFilter, args paging.Args
 	if err != nil {
 		return nil, err
 	}
-	res, err := l.Categories(ctx, f, req)
-	if err != nil {
+	var res paging.Result[*restclient.Category]
+	if children != nil {
+		all, err := l.Children(ctx, parentKey(children))
+		if err != nil {
+			return nil, err
+		}
+		res = paging.Slice(req, all)
+	} else if res, err = l.Categories(ctx, f, req); err != nil {
 		return nil, err
 	}
 	return categoryConnection(f.List(), res), nil
@@ -69,25 +79,9 @@ func subcategories(ctx context.Context, obj *model.Category, args paging.Args) (
 		count = 0 // two levels only
 	}
 	if count == 0 || count > loader.MaxBatchedChildren {
-		return categoryList(ctx, f, args, count)
+		return categoryList(ctx, f, args, count, nil)
 	}
-	req, err := paging.Parse(f.List(), args, DefaultCategoryPage)
-	if err != nil {
-		return nil, err
-	}
-	req = req.WithKnownTotal(count)
-	if w, empty, known := req.Empty(); empty && known {
-		return categoryConnection(f.List(), paging.Result[*restclient.Category]{Window: w}), nil
-	}
-	l, err := loader.For(ctx)
-	if err != nil {
-		return nil, err
-	}
-	children, err := l.Children(ctx, parentKey(obj))
-	if err != nil {
-		return nil, err
-	}
-	return categoryConnection(f.List(), paging.Slice(req, children)), nil
+	return categoryList(ctx, f, args, count, obj)
 }
 
 // wantsSubcategories reports whether the category list being resolved

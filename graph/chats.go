@@ -136,9 +136,24 @@ func blankTitle() *model.UserError {
 	return &model.UserError{Field: []string{"input", "title"}, Message: "Title can't be blank", Code: "BLANK"}
 }
 
-// userErrorsFrom turns a 422 answer into user errors, or returns nil for
-// any other error.
+// writeOutcome is the payload of a chat write: the chat, or the user errors
+// an upstream 404 or 422 stands for, or (for anything else) the error.
+func writeOutcome(chat *restclient.Chat, err error) (*model.Chat, []*model.UserError, error) {
+	if err == nil {
+		return chatFromShow(chat), []*model.UserError{}, nil
+	}
+	if ue := userErrorsFrom(err); ue != nil {
+		return nil, ue, nil
+	}
+	return nil, nil, err
+}
+
+// userErrorsFrom turns a 404 (no such chat) or 422 answer into user
+// errors, or returns nil for any other error.
 func userErrorsFrom(err error) []*model.UserError {
+	if restclient.IsNotFound(err) {
+		return []*model.UserError{{Field: []string{"input", "id"}, Message: "no chat with this id", Code: "NOT_FOUND"}}
+	}
 	var api *restclient.APIError
 	if !errors.As(err, &api) || api.StatusCode != http.StatusUnprocessableEntity {
 		return nil

@@ -82,14 +82,9 @@ func (r *mutationResolver) CreateChat(ctx context.Context, input model.CreateCha
 	}
 	chat, err := l.Client().CreateChat(ctx, req)
 	l.ChatsChanged()
-	if err != nil {
-		if ue := userErrorsFrom(err); ue != nil {
-			out.UserErrors = ue
-			return out, nil
-		}
+	if out.Chat, out.UserErrors, err = writeOutcome(chat, err); err != nil {
 		return nil, err
 	}
-	out.Chat = chatFromShow(chat)
 	return out, nil
 }
 
@@ -114,20 +109,9 @@ func (r *mutationResolver) UpdateChat(ctx context.Context, input model.UpdateCha
 	}
 	chat, err := l.Client().UpdateChat(ctx, id, input.Title)
 	l.ChatsChanged()
-	if err != nil {
-		if restclient.IsNotFound(err) {
-			out.UserErrors = append(out.UserErrors, &model.UserError{
-				Field: []string{"input", "id"}, Message: "no chat with this id", Code: "NOT_FOUND",
-			})
-			return out, nil
-		}
-		if ue := userErrorsFrom(err); ue != nil {
-			out.UserErrors = ue
-			return out, nil
-		}
+	if out.Chat, out.UserErrors, err = writeOutcome(chat, err); err != nil {
 		return nil, err
 	}
-	out.Chat = chatFromShow(chat)
 	return out, nil
 }
 
@@ -155,7 +139,7 @@ func (r *queryResolver) Categories(ctx context.Context, first *int, after *strin
 		return nil, err
 	}
 	if _, empty, _ := req.Empty(); empty || f.ParentID != "" || !wantsSubcategories(ctx) {
-		return categoryList(ctx, f, args, -1)
+		return categoryList(ctx, f, args, -1, nil)
 	}
 	// Look-ahead: the tree may come cheaper from one read of the family;
 	// and the subcategories of the whole page are planned together.
@@ -164,7 +148,7 @@ func (r *queryResolver) Categories(ctx context.Context, first *int, after *strin
 		return nil, err
 	}
 	l.PrefetchFamily(ctx, f.Classification, windowSize(args, DefaultCategoryPage), args.After == nil && args.Last == nil)
-	conn, err := categoryList(ctx, f, args, -1)
+	conn, err := categoryList(ctx, f, args, -1, nil)
 	if err != nil {
 		return nil, err
 	}

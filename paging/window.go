@@ -26,20 +26,19 @@ func (e *ArgumentError) Error() string { return fmt.Sprintf("%s: %s", e.Arg, e.M
 
 // Request is a validated connection request on one list.
 type Request struct {
-	List     string // identity of the list (kind and filters), for cursors
-	start    int    // first offset the window may hold (after + 1)
-	end      int    // offset of the before cursor (exclusive), or -1
-	n        int    // first or last
-	fromEnd  bool   // last was given
-	hint     int    // list length a cursor remembered, or -1
-	endTotal int    // total carried by the before cursor, or -1
-	known    int    // list length known to be current, or -1
+	List    string // identity of the list (kind and filters), for cursors
+	start   int    // first offset the window may hold (after + 1)
+	end     int    // offset of the before cursor (exclusive), or -1
+	n       int    // first or last
+	fromEnd bool   // last was given
+	hint    int    // list length a cursor remembered, or -1
+	known   int    // list length known to be current, or -1
 }
 
 // Parse validates args for list. defaultSize applies when neither first nor
 // last is given. Errors are *ArgumentError, or wrap ErrInvalidCursor.
 func Parse(list string, args Args, defaultSize int) (Request, error) {
-	r := Request{List: list, end: -1, hint: -1, endTotal: -1, known: -1, n: defaultSize}
+	r := Request{List: list, end: -1, hint: -1, known: -1, n: defaultSize}
 	if args.First != nil && args.Last != nil {
 		return r, &ArgumentError{Arg: "first", Msg: "give first or last, not both"}
 	}
@@ -70,7 +69,6 @@ func Parse(list string, args Args, defaultSize int) (Request, error) {
 			return r, fmt.Errorf("before: %w", err)
 		}
 		r.end = p.Offset
-		r.endTotal = p.Total
 		if r.hint < 0 {
 			r.hint = p.Total
 		}
@@ -165,7 +163,7 @@ func (r Request) Clip(total int) Window {
 // reading a whole list (n may exceed MaxPageSize; it is not a caller's
 // window).
 func Range(list string, start, n int) Request {
-	return Request{List: list, start: start, n: n, end: -1, hint: -1, endTotal: -1, known: -1}
+	return Request{List: list, start: start, n: n, end: -1, hint: -1, known: -1}
 }
 
 // Calls returns how many page requests answering r costs at least, for a

@@ -74,11 +74,7 @@ func (l *Loaders) PrefetchFamily(ctx context.Context, class string, windowSize i
 	if windowSize == 0 || l.snapshot(class) != nil || l.Affordable(1) != nil {
 		return
 	}
-	size, known := l.familySize(class)
-	if !known {
-		size, known = l.familySize("")
-	}
-	if known && FamilyPages(size)-1 > 1+windowSize && !fromStart {
+	if size, known := l.familySize(class); known && FamilyPages(size)-1 > 1+windowSize && !fromStart {
 		return
 	}
 	first, err := l.familyFirstPage(ctx, class)

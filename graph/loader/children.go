@@ -177,12 +177,8 @@ func (l *Loaders) planParents(ctx context.Context, keys []ParentKey) ([][]*restc
 	if len(pending) == 0 {
 		return out, errs
 	}
-	// A family size seen before (a planning hint) replaces the lower bound:
-	// that of the classification when known, else the whole family's (a
-	// slice of a large family is taken to be large too).
+	// A family size seen before (a planning hint) replaces the lower bound.
 	if size, ok := l.familySize(class); ok {
-		need = max(need, size)
-	} else if size, ok := l.familySize(""); ok {
 		need = max(need, size)
 	}
 	if len(pending) >= 2 && FamilyPages(need) < len(pending) && l.Affordable(1) == nil {

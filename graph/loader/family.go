@@ -39,6 +39,9 @@ func FamilyPages(n int) int { return max(1, (n+familyPerPage-1)/familyPerPage) }
 // one call, memoized for the operation, that tells the family's size and
 // may hold all of it.
 func (l *Loaders) familyFirstPage(ctx context.Context, class string) (*restclient.CategoryPage, error) {
+	if p := l.heldFirstPage(class); p != nil {
+		return p, nil // already decoded and primed
+	}
 	p, err := l.client.ListCategories(ctx, restclient.ListCategoriesOptions{Page: 1, PerPage: familyPerPage, Classification: class})
 	if err != nil {
 		return nil, err

@@ -50,6 +50,9 @@ type Shared struct {
 	// FamilySizes remembers each key's family size, to plan lookups; nil
 	// keeps it per request only.
 	FamilySizes *restcache.FamilySizes
+	// Generations numbers each key's writes, for the Cache and the
+	// Coalescer (which must share it); nil when neither needs it.
+	Generations *restcache.Generations
 	// MaxCalls caps the upstream calls of one operation; 0 means no cap.
 	MaxCalls int
 }
@@ -61,8 +64,7 @@ type Loaders struct {
 	keyErr error
 	client *restclient.Client
 	memo   *memo
-	calls  atomic.Int64 // requests sent (observed)
-	sends  atomic.Int64 // requests let through the gate
+	sends  atomic.Int64 // requests let through the gate: the calls made
 
 	mu        sync.Mutex
 	rateLimit *restclient.RateLimit
@@ -94,9 +96,10 @@ func New(shared *Shared, apiKey string) *Loaders {
 	// coalescing with other requests in flight, then the network.
 	l.memo = newMemo(restcache.Chain(cache, coalescer))
 	l.client = shared.Upstream.WithAPIKey(apiKey).WithObserver(l.observe).WithGate(l.gate).WithFetcher(l.memo)
-	// The upstream has no batch-by-ids endpoint: by-id lookups are sent
-	// one GET per id, in parallel, and lists prime the loader so that most
-	// ids cost nothing. Parents are roots, which one roots list answers.
+	// The upstream has no batch-by-ids endpoint: a batch of ids is answered
+	// by the family's first page where it can (see lookUp), the rest by one
+	// GET per id, in parallel; lists prime the loaders so that most ids
+	// cost nothing.
 	l.categoryByID = dataloadgen.NewLoader(l.fetchCategories, dataloadgen.WithWait(batchWait))
 	l.parentByID = dataloadgen.NewLoader(l.fetchParents, dataloadgen.WithWait(batchWait))
 	l.children = dataloadgen.NewLoader(l.planChildren, dataloadgen.WithWait(batchWait))
@@ -147,8 +150,9 @@ func (l *Loaders) KeyError() error { return l.keyErr }
 // Client returns the caller's upstream client: keyed, counted and memoized.
 func (l *Loaders) Client() *restclient.Client { return l.client }
 
-// Calls returns how many requests this operation sent upstream so far.
-func (l *Loaders) Calls() int { return int(l.calls.Load()) }
+// Calls returns how many requests this operation sent upstream so far
+// (retries included): every request passes the gate once.
+func (l *Loaders) Calls() int { return int(l.sends.Load()) }
 
 // RateLimit returns the last rate-limit headers seen for this key, in this
 // operation or an earlier one, or nil.
@@ -168,7 +172,6 @@ func (l *Loaders) RateLimit() *restclient.RateLimit {
 }
 
 func (l *Loaders) observe(c restclient.Call) {
-	l.calls.Add(1)
 	if c.RateLimit != nil {
 		l.mu.Lock()
 		l.rateLimit = c.RateLimit
@@ -184,19 +187,9 @@ func (l *Loaders) observe(c restclient.Call) {
 // write.
 func (l *Loaders) ChatsChanged() {
 	l.memo.forget("chats")
-	if l.shared.Cache != nil {
-		l.shared.Cache.Invalidate(l.apiKey, "chats")
+	if l.shared.Generations != nil {
+		l.shared.Generations.Invalidate(l.apiKey, "chats")
 	}
-	if g := l.coalescerGenerations(); g != nil && (l.shared.Cache == nil || g != l.shared.Cache.Generations()) {
-		g.Invalidate(l.apiKey, "chats")
-	}
-}
-
-func (l *Loaders) coalescerGenerations() *restcache.Generations {
-	if l.shared.Coalescer == nil {
-		return nil
-	}
-	return l.shared.Coalescer.Generations
 }
 
 // TooExpensiveError refuses upstream calls that would take the operation
@@ -211,9 +204,6 @@ func (e *TooExpensiveError) Error() string {
 	return fmt.Sprintf("this field needs %d more upstream calls, but the operation has spent %d of its budget of %d",
 		e.Planned, e.Spent, e.Budget)
 }
-
-// Budget returns the operation's call budget (0: unlimited).
-func (l *Loaders) Budget() int { return l.shared.MaxCalls }
 
 // Affordable returns a *TooExpensiveError when n more calls would take the
 // operation past its budget. Planners ask before sending a batch, so that a
@@ -337,14 +327,18 @@ func (l *Loaders) familyLikelySmall() bool {
 	return !ok || n <= familyPerPage
 }
 
-// familySize returns the size of the caller's family (or of one
-// classification of it) when last seen: a planning hint, possibly from an
-// earlier operation.
+// familySize returns the size of the caller's family, or of one
+// classification of it, when last seen: a planning hint, possibly from an
+// earlier operation. A classification not seen yet takes the whole
+// family's size (a slice of a large family is taken to be large too).
 func (l *Loaders) familySize(class string) (int, bool) {
 	if l.shared.FamilySizes == nil {
 		return 0, false
 	}
-	return l.shared.FamilySizes.Get(l.apiKey, class)
+	if n, ok := l.shared.FamilySizes.Get(l.apiKey, class); ok || class == "" {
+		return n, ok
+	}
+	return l.shared.FamilySizes.Get(l.apiKey, "")
 }
 
 func checkKey(key string) error {

@@ -363,9 +363,6 @@ func TestAffordable(t *testing.T) {
 			if !errors.As(err, &got) || *got != *tc.want {
 				t.Errorf("Affordable(%d) = %v, want %+v", tc.n, err, *tc.want)
 			}
-			if l.Budget() != tc.budget {
-				t.Errorf("Budget() = %d, want %d", l.Budget(), tc.budget)
-			}
 		})
 	}
 }
