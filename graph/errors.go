@@ -30,6 +30,13 @@ const (
 	CodeBadRequest          = "BAD_REQUEST"
 )
 
+// Codes of the HTTP layer in front of GraphQL (package facade): the request
+// is refused before any document is read.
+const (
+	CodeMethodNotAllowed     = "METHOD_NOT_ALLOWED"
+	CodeUnsupportedMediaType = "UNSUPPORTED_MEDIA_TYPE"
+)
+
 // badInput is an argument the caller must fix; it never reaches upstream.
 type badInput struct {
 	arg string
