@@ -42,6 +42,7 @@ type config struct {
 	upstreamTimeout  time.Duration
 	maxUpstreamCalls int
 	cacheTTL         time.Duration
+	operationTimeout time.Duration
 }
 
 func parseConfig(args []string, getenv func(string) string) (config, error) {
@@ -62,6 +63,9 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	fs.StringVar(&maxCalls, "max-upstream-calls", maxCalls, "upstream calls allowed per GraphQL operation, 0 for no cap (env MAX_UPSTREAM_CALLS)")
 	cacheTTL := env("CACHE_TTL", "0")
 	fs.StringVar(&cacheTTL, "cache-ttl", cacheTTL, "keep GET answers per API key this long, e.g. 30s; 0 turns the cache off (env CACHE_TTL)")
+	opTimeout := env("OPERATION_TIMEOUT", facade.DefaultOperationTimeout.String())
+	fs.StringVar(&opTimeout, "operation-timeout", opTimeout,
+		"deadline of one GraphQL request: fields not answered by then fail with UPSTREAM_UNAVAILABLE (env OPERATION_TIMEOUT)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -78,6 +82,9 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	}
 	if cfg.cacheTTL, err = time.ParseDuration(cacheTTL); err != nil || cfg.cacheTTL < 0 {
 		return cfg, fmt.Errorf("cache TTL %q is not a duration", cacheTTL)
+	}
+	if cfg.operationTimeout, err = time.ParseDuration(opTimeout); err != nil || cfg.operationTimeout <= 0 {
+		return cfg, fmt.Errorf("operation timeout %q is not a positive duration", opTimeout)
 	}
 	return cfg, nil
 }
@@ -113,6 +120,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		Handler: facade.New(facade.Config{
 			Upstream: upstream, Log: log, PlaygroundAPIKey: playgroundKey,
 			MaxUpstreamCalls: cfg.maxUpstreamCalls, CacheTTL: cfg.cacheTTL,
+			OperationTimeout: cfg.operationTimeout,
 		}),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,

@@ -19,14 +19,19 @@ func TestParseConfig(t *testing.T) {
 		want    config
 		wantErr bool
 	}{
-		{name: "defaults", want: config{addr: ":8080", upstreamTimeout: 10 * time.Second, maxUpstreamCalls: 100}},
-		{name: "environment", env: map[string]string{"ADDR": ":9", "UPSTREAM_URL": "https://sure.example.com", "UPSTREAM_TIMEOUT": "3s", "MAX_UPSTREAM_CALLS": "7", "CACHE_TTL": "30s"},
-			want: config{addr: ":9", upstream: "https://sure.example.com", upstreamTimeout: 3 * time.Second, maxUpstreamCalls: 7, cacheTTL: 30 * time.Second}},
-		{name: "flags win over the environment", args: []string{"-addr", ":7", "-max-upstream-calls", "0", "-cache-ttl", "1m"}, env: map[string]string{"ADDR": ":9", "MAX_UPSTREAM_CALLS": "7"},
-			want: config{addr: ":7", upstreamTimeout: 10 * time.Second, maxUpstreamCalls: 0, cacheTTL: time.Minute}},
+		{name: "defaults", want: config{addr: ":8080", upstreamTimeout: 10 * time.Second, maxUpstreamCalls: 100, operationTimeout: 15 * time.Second}},
+		{name: "environment", env: map[string]string{"ADDR": ":9", "UPSTREAM_URL": "https://sure.example.com", "UPSTREAM_TIMEOUT": "3s", "MAX_UPSTREAM_CALLS": "7", "CACHE_TTL": "30s",
+			"OPERATION_TIMEOUT": "5s"},
+			want: config{addr: ":9", upstream: "https://sure.example.com", upstreamTimeout: 3 * time.Second, maxUpstreamCalls: 7, cacheTTL: 30 * time.Second,
+				operationTimeout: 5 * time.Second}},
+		{name: "flags win over the environment", args: []string{"-addr", ":7", "-max-upstream-calls", "0", "-cache-ttl", "1m", "-operation-timeout", "2s"},
+			env:  map[string]string{"ADDR": ":9", "MAX_UPSTREAM_CALLS": "7", "OPERATION_TIMEOUT": "5s"},
+			want: config{addr: ":7", upstreamTimeout: 10 * time.Second, maxUpstreamCalls: 0, cacheTTL: time.Minute, operationTimeout: 2 * time.Second}},
 		{name: "bad timeout", args: []string{"-upstream-timeout", "soon"}, wantErr: true},
 		{name: "negative budget", env: map[string]string{"MAX_UPSTREAM_CALLS": "-1"}, wantErr: true},
 		{name: "bad cache TTL", args: []string{"-cache-ttl", "forever"}, wantErr: true},
+		{name: "zero operation timeout", args: []string{"-operation-timeout", "0"}, wantErr: true},
+		{name: "bad operation timeout", env: map[string]string{"OPERATION_TIMEOUT": "soon"}, wantErr: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

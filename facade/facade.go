@@ -56,12 +56,18 @@ type Config struct {
 	// Coalescer shares identical GETs in flight between requests of one
 	// key; nil makes a new one. Tests pass their own to watch it.
 	Coalescer *restcache.Coalescer
+	// OperationTimeout bounds one request to /graphql: its context ends
+	// then, so resolvers and upstream calls stop and unfinished fields
+	// answer UPSTREAM_UNAVAILABLE with reason "timeout". 0 means
+	// DefaultOperationTimeout.
+	OperationTimeout time.Duration
 }
 
 // Defaults of Config.
 const (
 	DefaultMaxUpstreamCalls = 100
 	DefaultCacheSize        = 10_000
+	DefaultOperationTimeout = 15 * time.Second
 )
 
 // New returns the facade's HTTP handler: POST/GET /graphql, the playground
@@ -121,7 +127,11 @@ func New(cfg Config) http.Handler {
 		shared.Coalescer.Generations = shared.Generations
 	}
 	mux := http.NewServeMux()
-	gql := http.MaxBytesHandler(overHTTP(loader.Middleware(shared, srv)), maxBodyBytes)
+	timeout := cfg.OperationTimeout
+	if timeout <= 0 {
+		timeout = DefaultOperationTimeout
+	}
+	gql := http.MaxBytesHandler(withDeadline(timeout, overHTTP(loader.Middleware(shared, srv))), maxBodyBytes)
 	mux.Handle("/graphql", gql)
 	// The playground's scripts are served from the binary (package
 	// graphiql), so it works without a CDN.
@@ -146,6 +156,21 @@ func New(cfg Config) http.Handler {
 		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
 	})
 	return mux
+}
+
+// withDeadline gives each request's context a deadline d from now. It
+// derives from the request's context, so a client that goes away still
+// cancels the operation at once; at the deadline the resolvers' upstream
+// calls fail and the fields not yet answered carry the error, while those
+// already resolved still answer (a partial result, not a 503). A GET in
+// flight that the coalescer shares with other requests is only left, not
+// canceled: it still serves them, bounded by the upstream client's timeout.
+func withDeadline(d time.Duration, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), d)
+		defer cancel()
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
 }
 
 // logOperation logs one line per operation: its name, duration, upstream

@@ -30,6 +30,13 @@ type envOption func(*envConfig)
 type envConfig struct {
 	facade  facade.Config
 	timeout time.Duration
+	wrap    func(http.Handler) http.Handler // around the fake upstream
+}
+
+// withUpstreamWrapper puts a handler in front of the fake upstream, e.g. to
+// watch what reaches it.
+func withUpstreamWrapper(wrap func(http.Handler) http.Handler) envOption {
+	return func(c *envConfig) { c.wrap = wrap }
 }
 
 func withTimeout(d time.Duration) envOption { return func(c *envConfig) { c.timeout = d } }
@@ -44,7 +51,11 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 		o(&cfg)
 	}
 	up := restclienttest.New()
-	upSrv := httptest.NewServer(up)
+	var upHandler http.Handler = up
+	if cfg.wrap != nil {
+		upHandler = cfg.wrap(up)
+	}
+	upSrv := httptest.NewServer(upHandler)
 	t.Cleanup(upSrv.Close)
 	client, err := restclient.New(upSrv.URL,
 		restclient.WithHTTPClient(&http.Client{Timeout: cfg.timeout}),

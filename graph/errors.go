@@ -30,6 +30,12 @@ const (
 	CodeBadRequest          = "BAD_REQUEST"
 )
 
+// Values of extensions.reason that say why a field is UPSTREAM_UNAVAILABLE.
+const (
+	ReasonTimeout  = "timeout"  // the upstream request or the operation ran out of time
+	ReasonCanceled = "canceled" // the client went away
+)
+
 // Codes of the HTTP layer in front of GraphQL (package facade): the request
 // is refused before any document is read.
 const (
@@ -128,7 +134,16 @@ func present(err error) (string, map[string]any) {
 			map[string]any{"code": CodeRateLimited, "retryAfter": secs}
 	case errors.As(err, &api):
 		return presentAPIError(api)
-	case errors.As(err, &unavail), errors.Is(err, context.DeadlineExceeded), errors.Is(err, paging.ErrIncomplete):
+	case errors.Is(err, context.DeadlineExceeded):
+		// The upstream request's own timeout or the operation's deadline:
+		// the server may be up but slow, so the caller is told which.
+		return "the Sure server did not answer in time; try again later or ask for less",
+			map[string]any{"code": CodeUpstreamUnavailable, "reason": ReasonTimeout}
+	case errors.Is(err, context.Canceled):
+		// The client went away; nobody reads this, and it is no bug to log.
+		return "the request was canceled before the Sure server answered",
+			map[string]any{"code": CodeUpstreamUnavailable, "reason": ReasonCanceled}
+	case errors.As(err, &unavail), errors.Is(err, paging.ErrIncomplete):
 		return "the Sure server is unavailable; try again later", code(CodeUpstreamUnavailable)
 	}
 	return "", nil

@@ -139,8 +139,20 @@ func TestErrorPresenter(t *testing.T) {
 		{
 			name:    "deadline",
 			err:     fmt.Errorf("get %s: %w", upstreamURL, context.DeadlineExceeded),
-			wantMsg: "the Sure server is unavailable; try again later",
-			wantExt: map[string]any{"code": CodeUpstreamUnavailable},
+			wantMsg: "the Sure server did not answer in time; try again later or ask for less",
+			wantExt: map[string]any{"code": CodeUpstreamUnavailable, "reason": "timeout"},
+		},
+		{
+			name:    "upstream timeout",
+			err:     &restclient.UnavailableError{Op: op, Err: &url.Error{Op: "Get", URL: upstreamURL, Err: context.DeadlineExceeded}},
+			wantMsg: "the Sure server did not answer in time; try again later or ask for less",
+			wantExt: map[string]any{"code": CodeUpstreamUnavailable, "reason": "timeout"},
+		},
+		{
+			name:    "client went away",
+			err:     &restclient.UnavailableError{Op: op, Err: &url.Error{Op: "Get", URL: upstreamURL, Err: context.Canceled}},
+			wantMsg: "the request was canceled before the Sure server answered",
+			wantExt: map[string]any{"code": CodeUpstreamUnavailable, "reason": "canceled"},
 		},
 		{
 			name:    "id that is not a UUID (client check)",
