@@ -116,15 +116,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.addr, err)
 	}
-	srv := &http.Server{
-		Handler: facade.New(facade.Config{
-			Upstream: upstream, Log: log, PlaygroundAPIKey: playgroundKey,
-			MaxUpstreamCalls: cfg.maxUpstreamCalls, CacheTTL: cfg.cacheTTL,
-			OperationTimeout: cfg.operationTimeout,
-		}),
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-	}
+	srv := newHTTPServer(facade.New(facade.Config{
+		Upstream: upstream, Log: log, PlaygroundAPIKey: playgroundKey,
+		MaxUpstreamCalls: cfg.maxUpstreamCalls, CacheTTL: cfg.cacheTTL,
+		OperationTimeout: cfg.operationTimeout,
+	}), cfg.operationTimeout)
 	url := "http://" + displayAddr(ln.Addr())
 	if playgroundKey != "" {
 		fmt.Fprintf(stdout, "demo mode: no -upstream given, serving the built-in demo Sure upstream\n")
@@ -141,7 +137,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	case <-ctx.Done():
 	}
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// Operations end by their deadline: waiting a little longer lets every
+	// one in flight answer.
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.operationTimeout+5*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
@@ -150,6 +148,37 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	}
 	return nil
+}
+
+// Limits of the server's connections, so that clients that send or read
+// slowly (slowloris) cannot hold connections open for long.
+const (
+	readHeaderTimeout = 10 * time.Second
+	// readTimeout covers the headers and a body of up to 1 MiB.
+	readTimeout    = 30 * time.Second
+	idleTimeout    = 2 * time.Minute
+	maxHeaderBytes = 64 << 10 // the request line included: a GET query longer than this belongs in a POST
+	// writeMargin is the time left to write an answer once the operation
+	// has ended.
+	writeMargin = 10 * time.Second
+)
+
+// newHTTPServer returns the server for handler, whose operations end
+// within operationTimeout.
+func newHTTPServer(handler http.Handler, operationTimeout time.Duration) *http.Server {
+	return &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		// The write deadline starts once the headers are read, and the
+		// operation's deadline when the handler starts, before the body is
+		// read; so the answer is due by the later of the two plus the time
+		// to write it. A shorter deadline would drop answers that the
+		// operation still produced.
+		WriteTimeout:   max(readTimeout, operationTimeout) + writeMargin,
+		IdleTimeout:    idleTimeout,
+		MaxHeaderBytes: maxHeaderBytes,
+	}
 }
 
 // startDemoUpstream serves the fake Sure upstream on a loopback port, so

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -94,5 +95,64 @@ func TestRun_DemoModeAndGracefulShutdown(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("run returned %v after shutdown, want nil", err)
+	}
+}
+
+func TestNewHTTPServer_Limits(t *testing.T) {
+	const op = 15 * time.Second
+	srv := newHTTPServer(http.NotFoundHandler(), op)
+	if srv.ReadHeaderTimeout <= 0 || srv.ReadTimeout <= 0 || srv.IdleTimeout <= 0 {
+		t.Errorf("read header %v, read %v, idle %v: want all set", srv.ReadHeaderTimeout, srv.ReadTimeout, srv.IdleTimeout)
+	}
+	if srv.WriteTimeout <= op || srv.WriteTimeout <= srv.ReadTimeout {
+		t.Errorf("write timeout %v, want longer than the operation deadline %v and the read timeout %v", srv.WriteTimeout, op, srv.ReadTimeout)
+	}
+	if srv.MaxHeaderBytes <= 0 || srv.MaxHeaderBytes >= http.DefaultMaxHeaderBytes {
+		t.Errorf("max header bytes %d, want set below the default %d", srv.MaxHeaderBytes, http.DefaultMaxHeaderBytes)
+	}
+	// A longer operation deadline lengthens the write deadline with it.
+	if long := newHTTPServer(http.NotFoundHandler(), time.Minute); long.WriteTimeout <= time.Minute {
+		t.Errorf("write timeout %v with a 1m operation deadline", long.WriteTimeout)
+	}
+}
+
+// Clients that send their headers or their body a byte at a time are cut
+// off at the read timeouts (shortened here), instead of holding their
+// connection for as long as they like.
+func TestNewHTTPServer_ClosesSlowClients(t *testing.T) {
+	srv := newHTTPServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := io.ReadAll(r.Body); err != nil {
+			http.Error(w, "body too slow", http.StatusBadRequest)
+		}
+	}), time.Second)
+	srv.ReadHeaderTimeout = 200 * time.Millisecond
+	srv.ReadTimeout = 400 * time.Millisecond
+	ln, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+
+	for name, start := range map[string]string{
+		"headers never end": "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: a",
+		"body never ends":   "POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{",
+	} {
+		t.Run(name, func(t *testing.T) {
+			conn, err := (&net.Dialer{}).DialContext(t.Context(), "tcp", ln.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = conn.Close() }()
+			if _, err := io.WriteString(conn, start); err != nil {
+				t.Fatal(err)
+			}
+			// The guard only bounds a failing test: the server closes the
+			// connection long before.
+			_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+			if _, err := io.ReadAll(conn); err != nil {
+				t.Errorf("connection still open: %v", err)
+			}
+		})
 	}
 }
