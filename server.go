@@ -107,7 +107,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		cfg.upstream = demoURL
 		playgroundKey = restclienttest.DemoKey
 	}
-	upstream, err := restclient.New(cfg.upstream, restclient.WithHTTPClient(&http.Client{Timeout: cfg.upstreamTimeout}))
+	upstream, err := restclient.New(cfg.upstream, restclient.WithHTTPClient(&http.Client{
+		Timeout:   cfg.upstreamTimeout,
+		Transport: restclient.NewTransport(cfg.upstreamTimeout),
+	}))
 	if err != nil {
 		return err
 	}
