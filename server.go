@@ -15,9 +15,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -43,6 +45,7 @@ type config struct {
 	maxUpstreamCalls int
 	cacheTTL         time.Duration
 	operationTimeout time.Duration
+	corsOrigins      []string
 }
 
 func parseConfig(args []string, getenv func(string) string) (config, error) {
@@ -66,6 +69,9 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	opTimeout := env("OPERATION_TIMEOUT", facade.DefaultOperationTimeout.String())
 	fs.StringVar(&opTimeout, "operation-timeout", opTimeout,
 		"deadline of one GraphQL request: fields not answered by then fail with UPSTREAM_UNAVAILABLE (env OPERATION_TIMEOUT)")
+	corsOrigins := env("CORS_ORIGINS", "")
+	fs.StringVar(&corsOrigins, "cors-origins", corsOrigins,
+		"comma-separated origins whose pages may call /graphql from a browser, e.g. https://app.example.com, or * for any; empty turns CORS off (env CORS_ORIGINS)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -86,7 +92,33 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	if cfg.operationTimeout, err = time.ParseDuration(opTimeout); err != nil || cfg.operationTimeout <= 0 {
 		return cfg, fmt.Errorf("operation timeout %q is not a positive duration", opTimeout)
 	}
+	if cfg.corsOrigins, err = parseOrigins(corsOrigins); err != nil {
+		return cfg, err
+	}
 	return cfg, nil
+}
+
+// parseOrigins splits a comma-separated list of CORS origins and checks
+// each is one a browser could send: a scheme and a host, without the path
+// or trailing slash that would make it match nothing, and without wildcards
+// (the library would read "https://*.example.com" as a pattern).
+func parseOrigins(list string) ([]string, error) {
+	var origins []string
+	for o := range strings.SplitSeq(list, ",") {
+		o = strings.TrimSpace(o)
+		if o == "" {
+			continue
+		}
+		if o != "*" {
+			u, err := url.Parse(o)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+				u.Path != "" || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.Contains(o, "*") {
+				return nil, fmt.Errorf("CORS origin %q is neither an origin such as https://app.example.com nor *", o)
+			}
+		}
+		origins = append(origins, o)
+	}
+	return origins, nil
 }
 
 // run serves until ctx is done, then shuts down gracefully.
@@ -122,7 +154,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	srv := newHTTPServer(facade.New(facade.Config{
 		Upstream: upstream, Log: log, PlaygroundAPIKey: playgroundKey,
 		MaxUpstreamCalls: cfg.maxUpstreamCalls, CacheTTL: cfg.cacheTTL,
-		OperationTimeout: cfg.operationTimeout,
+		OperationTimeout: cfg.operationTimeout, CORSOrigins: cfg.corsOrigins,
 	}), cfg.operationTimeout)
 	url := "http://" + displayAddr(ln.Addr())
 	if playgroundKey != "" {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -31,6 +32,15 @@ func TestParseConfig(t *testing.T) {
 		{name: "bad timeout", args: []string{"-upstream-timeout", "soon"}, wantErr: true},
 		{name: "negative budget", env: map[string]string{"MAX_UPSTREAM_CALLS": "-1"}, wantErr: true},
 		{name: "bad cache TTL", args: []string{"-cache-ttl", "forever"}, wantErr: true},
+		{name: "CORS origins", args: []string{"-cors-origins", " https://app.example.com, http://localhost:3000 "},
+			want: config{addr: ":8080", upstreamTimeout: 10 * time.Second, maxUpstreamCalls: 100, operationTimeout: 15 * time.Second,
+				corsOrigins: []string{"https://app.example.com", "http://localhost:3000"}}},
+		{name: "CORS for any origin from the environment", env: map[string]string{"CORS_ORIGINS": "*"},
+			want: config{addr: ":8080", upstreamTimeout: 10 * time.Second, maxUpstreamCalls: 100, operationTimeout: 15 * time.Second,
+				corsOrigins: []string{"*"}}},
+		{name: "CORS origin with a path", args: []string{"-cors-origins", "https://app.example.com/"}, wantErr: true},
+		{name: "CORS origin without a scheme", args: []string{"-cors-origins", "app.example.com"}, wantErr: true},
+		{name: "CORS origin with a wildcard", env: map[string]string{"CORS_ORIGINS": "https://*.example.com"}, wantErr: true},
 		{name: "zero operation timeout", args: []string{"-operation-timeout", "0"}, wantErr: true},
 		{name: "bad operation timeout", env: map[string]string{"OPERATION_TIMEOUT": "soon"}, wantErr: true},
 	}
@@ -40,7 +50,7 @@ func TestParseConfig(t *testing.T) {
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("error = %v, want error: %t", err, tc.wantErr)
 			}
-			if err == nil && got != tc.want {
+			if err == nil && !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("config = %+v, want %+v", got, tc.want)
 			}
 		})

@@ -17,6 +17,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/99designs/gqlgen/graphql/playground"
+	"github.com/rs/cors"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
@@ -61,6 +62,10 @@ type Config struct {
 	// answer UPSTREAM_UNAVAILABLE with reason "timeout". 0 means
 	// DefaultOperationTimeout.
 	OperationTimeout time.Duration
+	// CORSOrigins lets pages of these origins (exact, as a browser sends
+	// them in Origin, e.g. "https://app.example.com", or "*" for any) call
+	// /graphql from the browser; empty turns CORS off.
+	CORSOrigins []string
 }
 
 // Defaults of Config.
@@ -132,6 +137,12 @@ func New(cfg Config) http.Handler {
 		timeout = DefaultOperationTimeout
 	}
 	gql := http.MaxBytesHandler(withDeadline(timeout, overHTTP(loader.Middleware(shared, srv))), maxBodyBytes)
+	if len(cfg.CORSOrigins) > 0 {
+		// Outermost, so that a preflight is answered before the method
+		// checks and gqlgen's own OPTIONS answer, and so that refusals (405,
+		// 415) carry the headers a page needs to read them.
+		gql = allowCORS(cfg.CORSOrigins, gql)
+	}
 	mux.Handle("/graphql", gql)
 	// The playground's scripts are served from the binary (package
 	// graphiql), so it works without a CDN.
@@ -156,6 +167,26 @@ func New(cfg Config) http.Handler {
 		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
 	})
 	return mux
+}
+
+// corsMaxAge is how long a browser may cache a preflight's answer, in
+// seconds: a page's calls then cost one preflight every 10 minutes.
+const corsMaxAge = 600
+
+// allowCORS lets pages of origins call next from a browser: a preflight
+// (OPTIONS with Access-Control-Request-Method) is answered 204 for GET and
+// POST with the headers a caller sends (X-Api-Key, Content-Type,
+// X-Request-Id), and answers to an allowed origin name it, with
+// "Vary: Origin" on every answer. Credentials are not allowed: the key
+// travels in a header a page sets, not in a cookie a browser would add to
+// any site's request.
+func allowCORS(origins []string, next http.Handler) http.Handler {
+	return cors.New(cors.Options{
+		AllowedOrigins: origins,
+		AllowedMethods: []string{http.MethodGet, http.MethodPost},
+		AllowedHeaders: []string{"X-Api-Key", "Content-Type", "X-Request-Id"},
+		MaxAge:         corsMaxAge,
+	}).Handler(next)
 }
 
 // withDeadline gives each request's context a deadline d from now. It
