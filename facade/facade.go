@@ -8,7 +8,6 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -16,7 +15,6 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
-	"github.com/99designs/gqlgen/graphql/playground"
 	"github.com/rs/cors"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -145,23 +143,18 @@ func New(cfg Config) http.Handler {
 	}
 	mux.Handle("/graphql", gql)
 	// The playground's scripts are served from the binary (package
-	// graphiql), so it works without a CDN.
+	// graphiql), so it works without a CDN. Nothing typed into it is kept
+	// (not in the URL, not in the browser's storage): it opens on the
+	// example query, which runs as it is, each time.
 	const assets = "/graphiql/"
 	mux.Handle("GET "+assets, graphiql.Handler(assets))
-	page := playground.Handler("Sure GraphQL", "/graphql", append(graphiql.Options(assets),
-		playground.WithGraphiqlUiHeaders(map[string]string{"X-Api-Key": cfg.PlaygroundAPIKey}),
-		playground.WithGraphiqlEnablePluginExplorer(true),
-		// The editor's state lives in the URL: shareable, and / opens on
-		// an example query that runs as it is.
-		playground.WithGraphiqlPersistStateInURL(true),
-	)...)
-	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.RawQuery == "" {
-			http.Redirect(w, r, "/?query="+url.QueryEscape(exampleQuery), http.StatusFound)
-			return
-		}
-		page(w, r)
-	})
+	mux.Handle("GET /{$}", graphiql.Page(graphiql.PageConfig{
+		Title:        "Sure GraphQL",
+		Endpoint:     "/graphql",
+		Assets:       assets,
+		DefaultQuery: exampleQuery,
+		Headers:      map[string]string{"X-Api-Key": cfg.PlaygroundAPIKey},
+	}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))

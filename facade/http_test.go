@@ -7,7 +7,6 @@ import (
 	"html"
 	"io"
 	"net/http"
-	"net/url"
 	"regexp"
 	"strings"
 	"testing"
@@ -144,12 +143,25 @@ func TestHTTP_GETQueryButNotMutation(t *testing.T) {
 
 func TestHTTP_PlaygroundAndHealth(t *testing.T) {
 	e := newEnv(t, withConfig(func(c *facade.Config) { c.PlaygroundAPIKey = "demo-key" }))
-	// / opens on an example query (in the URL, where the editor keeps its
-	// state).
+	// / is the page itself, with the demo key pre-filled: no redirect, and
+	// nothing of the editor's state in the URL.
 	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, e.server.URL+"/", nil)
 	r := send(t, req)
 	if r.status != 200 || !strings.Contains(r.raw, `{"X-Api-Key":"demo-key"}`) {
 		t.Errorf("playground: status %d, want the page with the demo key pre-filled", r.status)
+	}
+	if r.finalURL != e.server.URL+"/" {
+		t.Errorf("the playground opened at %s, want %s/", r.finalURL, e.server.URL)
+	}
+	// Headers are never persisted: GraphiQL is told so, and gets no
+	// storage of the browser's (.ci/browser/check.mjs checks the result).
+	if !strings.Contains(r.raw, "shouldPersistHeaders: false") {
+		t.Error("the page does not turn off shouldPersistHeaders")
+	}
+	for _, leak := range []string{"localStorage", "sessionStorage", "history.replaceState"} {
+		if strings.Contains(r.raw, leak) {
+			t.Errorf("the page uses %s", leak)
+		}
 	}
 	// Every script and style the page loads is served by the facade itself
 	// (no CDN), with the integrity hash the page declares.
@@ -160,11 +172,15 @@ func TestHTTP_PlaygroundAndHealth(t *testing.T) {
 	if strings.Contains(r.raw, "cdn.jsdelivr.net") {
 		t.Error("the page still loads from a CDN")
 	}
-	example := regexp.MustCompile(`query=([^&]+)`).FindStringSubmatch(r.finalURL)
+	// The example query the page opens with runs as it is.
+	example := regexp.MustCompile(`defaultQuery: ("(?:[^"\\]|\\.)*")`).FindStringSubmatch(r.raw)
 	if example == nil {
-		t.Fatalf("the playground opened at %s, want an example query in the URL", r.finalURL)
+		t.Fatal("the page has no default query")
 	}
-	q, _ := url.QueryUnescape(example[1])
+	var q string
+	if err := json.Unmarshal([]byte(example[1]), &q); err != nil {
+		t.Fatalf("default query %s: %v", example[1], err)
+	}
 	if res := e.do(restclienttest.DemoKey, q, nil); len(res.errs) > 0 || res.calls != 1 {
 		t.Errorf("the example query: errors %v, %d calls; want data in 1 call", res.errs, res.calls)
 	}
