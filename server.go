@@ -46,6 +46,9 @@ type config struct {
 	cacheTTL         time.Duration
 	operationTimeout time.Duration
 	corsOrigins      []string
+	// Off switches, so that the zero value serves both.
+	disablePlayground    bool
+	disableIntrospection bool
 }
 
 func parseConfig(args []string, getenv func(string) string) (config, error) {
@@ -72,9 +75,21 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	corsOrigins := env("CORS_ORIGINS", "")
 	fs.StringVar(&corsOrigins, "cors-origins", corsOrigins,
 		"comma-separated origins whose pages may call /graphql from a browser, e.g. https://app.example.com, or * for any; empty turns CORS off (env CORS_ORIGINS)")
+	playground, err := strconv.ParseBool(env("PLAYGROUND", "true"))
+	if err != nil {
+		return cfg, fmt.Errorf("PLAYGROUND %q is not a boolean", getenv("PLAYGROUND"))
+	}
+	fs.BoolVar(&playground, "playground", playground, "serve the GraphiQL playground at / (env PLAYGROUND); -playground=false for production")
+	introspection, err := strconv.ParseBool(env("INTROSPECTION", "true"))
+	if err != nil {
+		return cfg, fmt.Errorf("INTROSPECTION %q is not a boolean", getenv("INTROSPECTION"))
+	}
+	fs.BoolVar(&introspection, "introspection", introspection,
+		"answer __schema and __type (env INTROSPECTION); the playground needs it; -introspection=false hides the schema")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
+	cfg.disablePlayground, cfg.disableIntrospection = !playground, !introspection
 	d, err := time.ParseDuration(timeout)
 	if err != nil || d <= 0 {
 		return cfg, fmt.Errorf("upstream timeout %q is not a positive duration", timeout)
@@ -155,12 +170,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		Upstream: upstream, Log: log, PlaygroundAPIKey: playgroundKey,
 		MaxUpstreamCalls: cfg.maxUpstreamCalls, CacheTTL: cfg.cacheTTL,
 		OperationTimeout: cfg.operationTimeout, CORSOrigins: cfg.corsOrigins,
+		DisablePlayground: cfg.disablePlayground, DisableIntrospection: cfg.disableIntrospection,
 	}), cfg.operationTimeout)
 	url := "http://" + displayAddr(ln.Addr())
-	if playgroundKey != "" {
+	switch {
+	case playgroundKey != "":
 		fmt.Fprintf(stdout, "demo mode: no -upstream given, serving the built-in demo Sure upstream\n")
-		fmt.Fprintf(stdout, "playground: %s/  (API key %q is pre-filled in the headers tab)\n", url, playgroundKey)
-	} else {
+		if !cfg.disablePlayground {
+			fmt.Fprintf(stdout, "playground: %s/  (API key %q is pre-filled in the headers tab)\n", url, playgroundKey)
+		}
+	case cfg.disablePlayground:
+		fmt.Fprintf(stdout, "upstream: %s\n", cfg.upstream)
+	default:
 		fmt.Fprintf(stdout, "upstream: %s\nplayground: %s/\n", cfg.upstream, url)
 	}
 	fmt.Fprintf(stdout, "graphql endpoint: %s/graphql\n", url)

@@ -44,6 +44,12 @@ type Config struct {
 	// PlaygroundAPIKey pre-fills the playground's X-Api-Key header (the demo
 	// key in demo mode); empty leaves a blank value to fill in.
 	PlaygroundAPIKey string
+	// DisablePlayground leaves out the GraphiQL playground (/ and its
+	// scripts answer 404).
+	DisablePlayground bool
+	// DisableIntrospection refuses __schema and __type with
+	// INTROSPECTION_DISABLED; __typename still answers.
+	DisableIntrospection bool
 	// MaxUpstreamCalls caps the upstream calls of one operation (0: no
 	// cap). DefaultMaxUpstreamCalls is a standard key's whole hour.
 	MaxUpstreamCalls int
@@ -86,7 +92,9 @@ func New(cfg Config) http.Handler {
 	srv.AddTransport(transport.POST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](queryCacheSize))
 	srv.SetParserTokenLimit(parserTokenLimit)
-	srv.Use(extension.Introspection{})
+	if !cfg.DisableIntrospection {
+		srv.Use(extension.Introspection{})
+	}
 	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
 	srv.Use(extension.FixedComplexityLimit(complexityLimit))
 	srv.SetErrorPresenter(graph.ErrorPresenter(log))
@@ -96,6 +104,12 @@ func New(cfg Config) http.Handler {
 		err.Extensions = map[string]any{"code": graph.CodeInternal}
 		return err
 	})
+	if cfg.DisableIntrospection {
+		// Without the extension gqlgen fails each such field with an
+		// error of no kind (answered INTERNAL and logged); refuse the
+		// operation up front with its own code instead.
+		srv.AroundOperations(refuseIntrospection)
+	}
 	srv.AroundOperations(requireAPIKey)
 	srv.AroundOperations(refuseTooExpensive(cfg.MaxUpstreamCalls))
 	srv.AroundResponses(reportUpstreamCost)
@@ -142,19 +156,21 @@ func New(cfg Config) http.Handler {
 		gql = allowCORS(cfg.CORSOrigins, gql)
 	}
 	mux.Handle("/graphql", gql)
-	// The playground's scripts are served from the binary (package
-	// graphiql), so it works without a CDN. Nothing typed into it is kept
-	// (not in the URL, not in the browser's storage): it opens on the
-	// example query, which runs as it is, each time.
-	const assets = "/graphiql/"
-	mux.Handle("GET "+assets, graphiql.Handler(assets))
-	mux.Handle("GET /{$}", graphiql.Page(graphiql.PageConfig{
-		Title:        "Sure GraphQL",
-		Endpoint:     "/graphql",
-		Assets:       assets,
-		DefaultQuery: exampleQuery,
-		Headers:      map[string]string{"X-Api-Key": cfg.PlaygroundAPIKey},
-	}))
+	if !cfg.DisablePlayground {
+		// The playground's scripts are served from the binary (package
+		// graphiql), so it works without a CDN. Nothing typed into it is
+		// kept (not in the URL, not in the browser's storage): it opens on
+		// the example query, which runs as it is, each time.
+		const assets = "/graphiql/"
+		mux.Handle("GET "+assets, graphiql.Handler(assets))
+		mux.Handle("GET /{$}", graphiql.Page(graphiql.PageConfig{
+			Title:        "Sure GraphQL",
+			Endpoint:     "/graphql",
+			Assets:       assets,
+			DefaultQuery: exampleQuery,
+			Headers:      map[string]string{"X-Api-Key": cfg.PlaygroundAPIKey},
+		}))
+	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
@@ -248,6 +264,24 @@ const exampleQuery = `# Sure's categories as a tree: one upstream call.
   }
 }
 `
+
+// refuseIntrospection refuses an operation that asks for __schema or
+// __type (root fields of Query, also through fragments) when introspection
+// is turned off.
+func refuseIntrospection(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	oc := graphql.GetOperationContext(ctx)
+	if oc.Operation.Operation != ast.Query {
+		return next(ctx)
+	}
+	for _, f := range graphql.CollectFields(oc, oc.Operation.SelectionSet, []string{"Query"}) {
+		if f.Name == "__schema" || f.Name == "__type" {
+			err := gqlerror.Errorf("introspection is turned off on this server")
+			err.Extensions = map[string]any{"code": graph.CodeIntrospectionDisabled}
+			return refusal(ctx, err)
+		}
+	}
+	return next(ctx)
+}
 
 // requireAPIKey refuses, before any resolver runs, an operation that needs
 // the upstream when the request has no usable X-Api-Key. Introspection

@@ -36,11 +36,12 @@ const (
 	ReasonCanceled = "canceled" // the client went away
 )
 
-// Codes of the HTTP layer in front of GraphQL (package facade): the request
-// is refused before any document is read.
+// Codes of refusals by package facade, before any resolver runs: by its
+// HTTP layer (the method, the media type) or by an operation middleware.
 const (
-	CodeMethodNotAllowed     = "METHOD_NOT_ALLOWED"
-	CodeUnsupportedMediaType = "UNSUPPORTED_MEDIA_TYPE"
+	CodeMethodNotAllowed      = "METHOD_NOT_ALLOWED"
+	CodeUnsupportedMediaType  = "UNSUPPORTED_MEDIA_TYPE"
+	CodeIntrospectionDisabled = "INTROSPECTION_DISABLED"
 )
 
 // badInput is an argument the caller must fix; it never reaches upstream.
