@@ -98,6 +98,7 @@ func New(cfg Config) http.Handler {
 		RateLimits:  &restcache.RateLimits{},
 		FamilySizes: &restcache.FamilySizes{},
 		MaxCalls:    cfg.MaxUpstreamCalls,
+		Log:         log,
 	}
 	if cfg.CacheTTL > 0 {
 		size := cfg.CacheSize
