@@ -46,7 +46,8 @@ type Config struct {
 	// key in demo mode); empty leaves a blank value to fill in.
 	PlaygroundAPIKey string
 	// MaxUpstreamCalls caps the upstream calls of one operation (0: no
-	// cap). DefaultMaxUpstreamCalls is a standard key's whole hour.
+	// cap). An operation may also spend at most a quarter of the key's
+	// hourly limit (25 calls of a standard key), see loader.Budget.
 	MaxUpstreamCalls int
 	// CacheTTL turns on a per-key cache of GET answers kept that long;
 	// 0 leaves it off.
@@ -228,8 +229,12 @@ func requireAPIKey(ctx context.Context, next graphql.OperationHandler) graphql.R
 
 // refuseTooExpensive refuses, before any call, an operation whose root
 // fields alone need more upstream calls than the budget.
-func refuseTooExpensive(budget int) graphql.OperationMiddleware {
+func refuseTooExpensive(maxCalls int) graphql.OperationMiddleware {
 	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+		budget := maxCalls
+		if l := loader.From(ctx); l != nil {
+			budget = l.Budget() // the key's share of its hourly limit, when lower
+		}
 		if budget <= 0 {
 			return next(ctx)
 		}

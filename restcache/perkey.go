@@ -80,6 +80,9 @@ func (g *Generations) Invalidate(apiKey, res string) {
 	g.keys.lru().Add(kh, m)
 }
 
+// Len returns how many keys have generations.
+func (g *Generations) Len() int { return g.keys.lru().Len() }
+
 func (g *Generations) forget(keyHash string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -124,6 +127,9 @@ func (r *RateLimits) Exhausted(apiKey string, now time.Time) (retryAfter time.Du
 	return rl.Exhausted(now)
 }
 
+// Len returns how many keys have a reading.
+func (r *RateLimits) Len() int { return r.keys.lru().Len() }
+
 // Forget drops what is known of apiKey (the upstream rejected it).
 func (r *RateLimits) Forget(apiKey string) { r.keys.lru().Remove(KeyHash(apiKey)) }
 
@@ -158,6 +164,9 @@ func (f *FamilySizes) Get(apiKey, class string) (int, bool) {
 	n, ok := m[class]
 	return n, ok
 }
+
+// Len returns how many keys have a size.
+func (f *FamilySizes) Len() int { return f.keys.lru().Len() }
 
 // Forget drops what is known of apiKey (the upstream rejected it).
 func (f *FamilySizes) Forget(apiKey string) { f.keys.lru().Remove(KeyHash(apiKey)) }

@@ -98,6 +98,13 @@ func IsNotFound(err error) bool {
 	return false
 }
 
+// IsUnauthorized reports whether err is an upstream 401: the key is
+// missing, unknown or revoked.
+func IsUnauthorized(err error) bool {
+	var ae *APIError
+	return errors.As(err, &ae) && ae.StatusCode == http.StatusUnauthorized
+}
+
 // As lets errors.As find the embedded APIError of a RateLimitError.
 func (e *RateLimitError) Unwrap() error { return &e.APIError }
 

@@ -56,7 +56,8 @@ type Shared struct {
 	Generations *restcache.Generations
 	// MaxCalls caps the upstream calls of one operation's plan; 0 means no
 	// cap. Retries of planned calls are counted as calls but do not spend
-	// it: an upstream fault must not turn into QUERY_TOO_EXPENSIVE.
+	// it: an upstream fault must not turn into QUERY_TOO_EXPENSIVE. See
+	// Budget for the share of the key's hourly limit that also caps it.
 	MaxCalls int
 	// Log receives one WARN line per failed upstream call; nil discards.
 	Log *slog.Logger
@@ -293,11 +294,36 @@ func (e *TooExpensiveError) Error() string {
 		e.Planned, e.Spent, e.Budget)
 }
 
+// limitShare is the part of a key's hourly limit one operation may spend:
+// a quarter, so that one request never takes most of a standard key's hour
+// (25 of its 100 calls) and a caller can always afford a few more.
+const limitShare = 4
+
+// standardLimit is the hourly limit assumed for a key whose limit no
+// answer has told yet: Sure's standard tier.
+const standardLimit = 100
+
+// Budget returns the upstream calls the operation's plan may spend: a
+// quarter of the key's hourly limit (as last reported, or the standard
+// tier's until an answer tells it), and never more than MaxCalls. 0 means
+// no cap.
+func (l *Loaders) Budget() int {
+	ceiling := l.shared.MaxCalls
+	if ceiling <= 0 {
+		return 0
+	}
+	limit := standardLimit
+	if rl := l.RateLimit(); rl != nil && rl.Limit > 0 {
+		limit = rl.Limit
+	}
+	return min(ceiling, max(limit/limitShare, 1))
+}
+
 // Affordable returns a *TooExpensiveError when n more calls would take the
 // operation past its budget. Planners ask before sending a batch, so that a
 // batch is sent whole or not at all.
 func (l *Loaders) Affordable(n int) error {
-	max := l.shared.MaxCalls
+	max := l.Budget()
 	if max <= 0 || n <= 0 {
 		return nil
 	}
@@ -324,7 +350,7 @@ func (l *Loaders) gate(method, path string, attempt int) error {
 		l.sends.Add(1)
 		return nil
 	}
-	max := int64(l.shared.MaxCalls)
+	max := int64(l.Budget())
 	for {
 		n := l.firsts.Load()
 		if max > 0 && n >= max {
