@@ -447,3 +447,36 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.w.Write(p)
 }
+
+// TestFaults_LargeTreeUnderFaults: the 100-roots tree of the large family
+// (50 calls without faults) against 20 % 503s. Faults show as what they
+// are, never QUERY_TOO_EXPENSIVE, and retries and failed reads cost no
+// more than 1.3× the fault-free calls.
+func TestFaults_LargeTreeUnderFaults(t *testing.T) {
+	const operations = 30
+	e := newEnv(t, withRetry(restclient.RetryPolicy{MaxRetries: restclient.DefaultRetryPolicy.MaxRetries}))
+	key := restclienttest.LargeFamilyKey
+	e.upstream.SetRateLimit(key, 1_000_000)
+	const tree = `{ categories(rootsOnly: true, first: 100) { nodes { name subcategories(first: 50) { nodes { name } } } } }`
+	nominal := e.ok(key, tree, nil, nil).calls
+
+	e.upstream.SetFaults(restclienttest.Faults{Rate: faultRate, Status: http.StatusServiceUnavailable, Seed: 5})
+	calls, failed := 0, 0
+	for range operations {
+		r := e.do(key, tree, nil)
+		calls += r.calls
+		if len(r.errs) > 0 {
+			failed++
+		}
+		for _, er := range r.errs {
+			if er.Extensions["code"] != "UPSTREAM_UNAVAILABLE" || er.Extensions["status"] != float64(http.StatusServiceUnavailable) {
+				t.Fatalf("error %q (%v), want UPSTREAM_UNAVAILABLE with status 503", er.Message, er.Extensions)
+			}
+		}
+	}
+	perOp := float64(calls) / operations
+	if perOp > 1.3*float64(nominal) {
+		t.Errorf("%.1f calls per operation under faults, want at most 1.3 × %d", perOp, nominal)
+	}
+	t.Logf("%d operations: %.1f calls each (%d without faults), %d with an error", operations, perOp, nominal, failed)
+}
