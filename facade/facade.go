@@ -51,7 +51,8 @@ type Config struct {
 	// INTROSPECTION_DISABLED; __typename still answers.
 	DisableIntrospection bool
 	// MaxUpstreamCalls caps the upstream calls of one operation (0: no
-	// cap). DefaultMaxUpstreamCalls is a standard key's whole hour.
+	// cap). An operation may also spend at most a quarter of the key's
+	// hourly limit (25 calls of a standard key), see loader.Budget.
 	MaxUpstreamCalls int
 	// CacheTTL turns on a per-key cache of GET answers kept that long;
 	// 0 leaves it off.
@@ -121,6 +122,7 @@ func New(cfg Config) http.Handler {
 		RateLimits:  &restcache.RateLimits{},
 		FamilySizes: &restcache.FamilySizes{},
 		MaxCalls:    cfg.MaxUpstreamCalls,
+		Log:         log,
 	}
 	if cfg.CacheTTL > 0 {
 		size := cfg.CacheSize
@@ -202,9 +204,9 @@ func allowCORS(origins []string, next http.Handler) http.Handler {
 // derives from the request's context, so a client that goes away still
 // cancels the operation at once; at the deadline the resolvers' upstream
 // calls fail and the fields not yet answered carry the error, while those
-// already resolved still answer (a partial result, not a 503). A GET in
-// flight that the coalescer shares with other requests is only left, not
-// canceled: it still serves them, bounded by the upstream client's timeout.
+// already resolved still answer (a partial result, not a 503). A GET that
+// the coalescer shares with other requests goes on while one of them still
+// waits for it.
 func withDeadline(d time.Duration, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), d)
@@ -310,8 +312,12 @@ func requireAPIKey(ctx context.Context, next graphql.OperationHandler) graphql.R
 
 // refuseTooExpensive refuses, before any call, an operation whose root
 // fields alone need more upstream calls than the budget.
-func refuseTooExpensive(budget int) graphql.OperationMiddleware {
+func refuseTooExpensive(maxCalls int) graphql.OperationMiddleware {
 	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+		budget := maxCalls
+		if l := loader.From(ctx); l != nil {
+			budget = l.Budget() // the key's share of its hourly limit, when lower
+		}
 		if budget <= 0 {
 			return next(ctx)
 		}

@@ -30,6 +30,7 @@ type envOption func(*envConfig)
 type envConfig struct {
 	facade  facade.Config
 	timeout time.Duration
+	retry   *restclient.RetryPolicy
 	wrap    func(http.Handler) http.Handler // around the fake upstream
 }
 
@@ -38,6 +39,9 @@ type envConfig struct {
 func withUpstreamWrapper(wrap func(http.Handler) http.Handler) envOption {
 	return func(c *envConfig) { c.wrap = wrap }
 }
+
+// withRetry replaces the harness's retry policy (one retry, no wait).
+func withRetry(p restclient.RetryPolicy) envOption { return func(c *envConfig) { c.retry = &p } }
 
 func withTimeout(d time.Duration) envOption { return func(c *envConfig) { c.timeout = d } }
 
@@ -57,10 +61,14 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 	}
 	upSrv := httptest.NewServer(upHandler)
 	t.Cleanup(upSrv.Close)
+	// Retries stay on but without waiting, unless the test chooses.
+	retry := restclient.RetryPolicy{MaxRetries: 1}
+	if cfg.retry != nil {
+		retry = *cfg.retry
+	}
 	client, err := restclient.New(upSrv.URL,
 		restclient.WithHTTPClient(&http.Client{Timeout: cfg.timeout}),
-		// Retries stay on (one, as in production) but without waiting.
-		restclient.WithRetryPolicy(restclient.RetryPolicy{MaxRetries: 1}),
+		restclient.WithRetryPolicy(retry),
 	)
 	if err != nil {
 		t.Fatal(err)
