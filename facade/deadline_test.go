@@ -17,11 +17,21 @@ import (
 const guard = 10 * time.Second
 
 // At the operation deadline the fields still waiting for the upstream
-// answer UPSTREAM_UNAVAILABLE with reason "timeout", and what was already
-// resolved still answers. The upstream client's own timeout is an hour,
-// so only the deadline can end the operation.
+// answer UPSTREAM_UNAVAILABLE with reason "timeout", what was already
+// resolved still answers, and the upstream requests are canceled. The
+// upstream client's own timeout is an hour, so only the deadline can end
+// the operation.
 func TestHTTP_OperationDeadline(t *testing.T) {
-	e := newEnv(t, withTimeout(time.Hour), withConfig(func(c *facade.Config) { c.OperationTimeout = 300 * time.Millisecond }))
+	canceled := make(chan string, 10)
+	e := newEnv(t, withTimeout(time.Hour), withConfig(func(c *facade.Config) { c.OperationTimeout = 300 * time.Millisecond }),
+		withUpstreamWrapper(func(next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				next.ServeHTTP(w, r) // held: returns when the request is canceled
+				if r.Context().Err() != nil {
+					canceled <- r.URL.Path
+				}
+			})
+		}))
 	release := e.upstream.Hold() // no upstream answer until the test ends
 	t.Cleanup(release)
 
@@ -48,6 +58,13 @@ func TestHTTP_OperationDeadline(t *testing.T) {
 		t.Errorf("errors = %v, want categories and chats UPSTREAM_UNAVAILABLE with reason timeout", r.errs)
 	}
 	wantCalls(t, r, 2) // one each, not retried after the deadline
+	for range 2 {
+		select {
+		case <-canceled:
+		case <-time.After(guard):
+			t.Fatal("an upstream request outlived the operation's deadline")
+		}
+	}
 }
 
 // When the client goes away, the request's context ends and the upstream
