@@ -93,7 +93,11 @@ func TestFaults_LoadWithFlakyUpstream(t *testing.T) {
 	if testing.Short() {
 		t.Skip("load test")
 	}
-	e := newEnv(t, withRetry(restclient.RetryPolicy{MaxRetries: restclient.DefaultRetryPolicy.MaxRetries, Backoff: 2 * time.Millisecond}))
+	// A generous per-attempt timeout: on a loaded 2-core machine (the race
+	// detector) an attempt may wait seconds for CPU, which is no upstream
+	// fault.
+	e := newEnv(t, withTimeout(time.Minute),
+		withRetry(restclient.RetryPolicy{MaxRetries: restclient.DefaultRetryPolicy.MaxRetries, Backoff: 2 * time.Millisecond}))
 	url := e.server.URL + "/graphql"
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: loadWorkers}}
 	defer hc.CloseIdleConnections()
@@ -127,7 +131,7 @@ func TestFaults_LoadWithFlakyUpstream(t *testing.T) {
 		wrongCodes  = map[string]int{}
 		wrongData   int
 		wg          sync.WaitGroup
-		perWorker   = loadOperations / loadWorkers
+		perWorker   = loadOperations / loadWorkers / map[bool]int{true: 5, false: 1}[raceEnabled]
 		operationsN = perWorker * loadWorkers
 	)
 	for wk := range loadWorkers {
@@ -178,6 +182,7 @@ func TestFaults_LoadWithFlakyUpstream(t *testing.T) {
 	// Nothing left running: shared calls, retries and loaders all end with
 	// their operations (idle connections aside).
 	hc.CloseIdleConnections()
+	e.upstreamConns.CloseIdleConnections()
 	e.server.CloseClientConnections()
 	if left := settledGoroutines(goroutines); left > goroutines+5 {
 		t.Errorf("goroutines: %d before the load, %d after it ended", goroutines, left)

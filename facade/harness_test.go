@@ -23,6 +23,8 @@ type env struct {
 	t        *testing.T
 	upstream *restclienttest.Server
 	server   *httptest.Server
+	// upstreamConns is the facade's transport to the fake upstream.
+	upstreamConns *http.Transport
 }
 
 type envOption func(*envConfig)
@@ -66,8 +68,13 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 	if cfg.retry != nil {
 		retry = *cfg.retry
 	}
+	// The production transport: with net/http's 2 idle connections per
+	// host, load tests would open (and leave in TIME_WAIT) a connection
+	// per call.
+	tr := restclient.NewTransport(0)
+	t.Cleanup(tr.CloseIdleConnections)
 	client, err := restclient.New(upSrv.URL,
-		restclient.WithHTTPClient(&http.Client{Timeout: cfg.timeout}),
+		restclient.WithHTTPClient(&http.Client{Timeout: cfg.timeout, Transport: tr}),
 		restclient.WithRetryPolicy(retry),
 	)
 	if err != nil {
@@ -79,7 +86,7 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 	}
 	srv := httptest.NewServer(facade.New(cfg.facade))
 	t.Cleanup(srv.Close)
-	return &env{t: t, upstream: up, server: srv}
+	return &env{t: t, upstream: up, server: srv, upstreamConns: tr}
 }
 
 // client returns a GraphQL client that sends key as X-Api-Key ("" sends
