@@ -171,18 +171,7 @@ func present(err error) (string, map[string]any) {
 	case errors.As(err, &api):
 		return presentAPIError(api)
 	case errors.As(err, &unavail):
-		ext := code(CodeUpstreamUnavailable)
-		if unavail.Status != 0 {
-			ext["status"] = unavail.Status
-		}
-		if isTimeout(unavail) {
-			ext["reason"] = "timeout"
-			return "the Sure server did not answer in time; try again later", ext
-		}
-		if unavail.Status != 0 {
-			return fmt.Sprintf("the Sure server answered %d; try again later", unavail.Status), ext
-		}
-		return "the Sure server could not be reached; try again later", ext
+		return presentUnavailable(unavail)
 	case errors.Is(err, context.DeadlineExceeded):
 		return "the operation ran out of time before the Sure server answered", map[string]any{"code": CodeUpstreamUnavailable, "reason": "timeout"}
 	case errors.Is(err, context.Canceled):
@@ -194,6 +183,31 @@ func present(err error) (string, map[string]any) {
 		return "the Sure server's pages did not add up (the list changed while it was read); try again", code(CodeUpstreamUnavailable)
 	}
 	return "", nil
+}
+
+// unavailableMessages say, per reason, what happened and what to check,
+// without the upstream's address (callers must not learn internal hosts).
+var unavailableMessages = map[string]string{
+	restclient.ReasonTimeout:           "the Sure server did not answer in time; try again later",
+	restclient.ReasonConnectionRefused: "the Sure server refused the connection: it is down, or the facade's upstream URL names the wrong port",
+	restclient.ReasonDNS:               "the Sure server's host name does not resolve: check the facade's upstream URL",
+	restclient.ReasonTLS:               "the TLS handshake with the Sure server failed: check its certificate and the facade's upstream URL",
+	restclient.ReasonConnectionLost:    "the connection to the Sure server broke before it answered; try again later",
+	restclient.ReasonUnreachable:       "the Sure server could not be reached; try again later",
+	restclient.ReasonBadGateway:        "a proxy in front of the Sure server answered %d; try again later",
+	restclient.ReasonServerError:       "the Sure server failed (status %d); try again later",
+	restclient.ReasonNotSure:           "the upstream answered, but not as the Sure API does (status %d): check that the facade's upstream URL names a Sure server",
+}
+
+func presentUnavailable(unavail *restclient.UnavailableError) (string, map[string]any) {
+	reason := unavail.Reason()
+	ext := map[string]any{"code": CodeUpstreamUnavailable, "reason": reason}
+	msg := unavailableMessages[reason]
+	if unavail.Status != 0 {
+		ext["status"] = unavail.Status
+		msg = fmt.Sprintf(msg, unavail.Status)
+	}
+	return msg, ext
 }
 
 func presentAPIError(api *restclient.APIError) (string, map[string]any) {
@@ -216,12 +230,6 @@ func presentAPIError(api *restclient.APIError) (string, map[string]any) {
 		map[string]any{"code": CodeUpstreamRejected, "status": api.StatusCode}
 }
 
-// isTimeout reports whether err is a deadline passing (the operation's, or
-// the HTTP client's per-attempt timeout).
-func isTimeout(err error) bool {
-	var t interface{ Timeout() bool }
-	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &t) && t.Timeout())
-}
 
 func code(c string) map[string]any { return map[string]any{"code": c} }
 

@@ -128,13 +128,13 @@ func TestErrorPresenter(t *testing.T) {
 			name:    "unreachable upstream",
 			err:     &restclient.UnavailableError{Op: op, Err: urlErr},
 			wantMsg: "the Sure server could not be reached; try again later",
-			wantExt: map[string]any{"code": CodeUpstreamUnavailable},
+			wantExt: map[string]any{"code": CodeUpstreamUnavailable, "reason": "unreachable"},
 		},
 		{
 			name:    "proxy 502",
 			err:     &restclient.UnavailableError{Op: op, Status: http.StatusBadGateway, Err: errors.New("status 502")},
-			wantMsg: "the Sure server answered 502; try again later",
-			wantExt: map[string]any{"code": CodeUpstreamUnavailable, "status": 502},
+			wantMsg: "a proxy in front of the Sure server answered 502; try again later",
+			wantExt: map[string]any{"code": CodeUpstreamUnavailable, "status": 502, "reason": "bad_gateway"},
 		},
 		{
 			name:    "deadline",

@@ -227,7 +227,7 @@ func (c *Client) get(ctx context.Context, path string, query url.Values, out any
 		return err
 	}
 	if err := json.Unmarshal(resp.Body, out); err != nil {
-		return &UnavailableError{Op: "GET /" + rel, Status: resp.Status, Err: fmt.Errorf("decode answer: %w", err)}
+		return &UnavailableError{Op: "GET /" + rel, Status: resp.Status, Err: fmt.Errorf("decode answer: %w", err), NotSure: true}
 	}
 	return nil
 }
@@ -240,7 +240,7 @@ func (c *Client) write(ctx context.Context, method, path string, body, out any) 
 		return err
 	}
 	if err := json.Unmarshal(resp.Body, out); err != nil {
-		return &UnavailableError{Op: method + " /" + path, Status: resp.Status, Err: fmt.Errorf("decode answer: %w", err)}
+		return &UnavailableError{Op: method + " /" + path, Status: resp.Status, Err: fmt.Errorf("decode answer: %w", err), NotSure: true}
 	}
 	return nil
 }

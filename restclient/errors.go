@@ -1,13 +1,18 @@
 package restclient
 
 import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -46,6 +51,59 @@ type UnavailableError struct {
 	Op     string
 	Status int // 0 when no answer arrived
 	Err    error
+	// NotSure marks an answer that is not the Sure API's (a 2xx that is
+	// not JSON or not the documented shape, an HTML 4xx, a redirect): the
+	// upstream URL most likely names something else.
+	NotSure bool
+}
+
+// Reasons an upstream gave no usable answer (UnavailableError.Reason):
+// what an operator checks first, and a stable value for callers and logs.
+const (
+	ReasonTimeout           = "timeout"            // no answer within the time allowed
+	ReasonConnectionRefused = "connection_refused" // nothing listens at the upstream address
+	ReasonDNS               = "dns"                // the upstream host name does not resolve
+	ReasonTLS               = "tls"                // the TLS handshake failed (certificate, protocol)
+	ReasonConnectionLost    = "connection_lost"    // the connection broke before the answer was read
+	ReasonUnreachable       = "unreachable"        // any other transport failure
+	ReasonBadGateway        = "bad_gateway"        // a proxy answered 502, 503 or 504
+	ReasonServerError       = "server_error"       // the app itself answered 5xx
+	ReasonNotSure           = "not_sure"           // the answer is not the Sure API's
+)
+
+// Reason classifies why the upstream gave no usable answer; one of the
+// Reason constants.
+func (e *UnavailableError) Reason() string {
+	var (
+		dns   *net.DNSError
+		netTO interface{ Timeout() bool }
+		cert  *tls.CertificateVerificationError
+		rec   tls.RecordHeaderError
+		unk   x509.UnknownAuthorityError
+		host  x509.HostnameError
+		inv   x509.CertificateInvalidError
+	)
+	switch {
+	case e.NotSure:
+		return ReasonNotSure
+	case e.Status == http.StatusBadGateway || e.Status == http.StatusServiceUnavailable || e.Status == http.StatusGatewayTimeout:
+		return ReasonBadGateway
+	case e.Status >= 500:
+		return ReasonServerError
+	case e.Status != 0:
+		return ReasonNotSure
+	case errors.Is(e.Err, context.DeadlineExceeded) || (errors.As(e.Err, &netTO) && netTO.Timeout()):
+		return ReasonTimeout
+	case errors.As(e.Err, &dns):
+		return ReasonDNS
+	case errors.Is(e.Err, syscall.ECONNREFUSED):
+		return ReasonConnectionRefused
+	case errors.As(e.Err, &cert), errors.As(e.Err, &rec), errors.As(e.Err, &unk), errors.As(e.Err, &host), errors.As(e.Err, &inv):
+		return ReasonTLS
+	case errors.Is(e.Err, syscall.ECONNRESET), errors.Is(e.Err, io.EOF), errors.Is(e.Err, io.ErrUnexpectedEOF), errors.Is(e.Err, syscall.EPIPE):
+		return ReasonConnectionLost
+	}
+	return ReasonUnreachable
 }
 
 func (e *UnavailableError) Error() string {
@@ -119,7 +177,7 @@ type errorBody struct {
 func checkResponse(op string, resp *http.Response, body []byte, now time.Time) error {
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		if !isJSON(resp.Header.Get("Content-Type"), body) {
-			return &UnavailableError{Op: op, Status: resp.StatusCode, Err: errors.New("answer is not JSON")}
+			return &UnavailableError{Op: op, Status: resp.StatusCode, Err: errors.New("answer is not JSON"), NotSure: true}
 		}
 		return nil
 	}
@@ -132,7 +190,9 @@ func checkResponse(op string, resp *http.Response, body []byte, now time.Time) e
 		if jsonErr == nil && eb.Error != "" {
 			cause = fmt.Errorf("%s", eb.Error)
 		}
-		return &UnavailableError{Op: op, Status: resp.StatusCode, Err: cause}
+		// A non-JSON 4xx or a redirect is no answer of the Sure API; a 5xx
+		// is the app's or a proxy's failure.
+		return &UnavailableError{Op: op, Status: resp.StatusCode, Err: cause, NotSure: resp.StatusCode < 500}
 	}
 	ae := APIError{Op: op, StatusCode: resp.StatusCode, Code: eb.Error, Message: eb.Message, Details: parseDetails(eb.Details)}
 	if resp.StatusCode == http.StatusTooManyRequests {
