@@ -41,6 +41,7 @@ func FuzzLimits(f *testing.F) {
 			return
 		}
 		got := fuzzLimits.Check(doc)
+		_ = DocumentBytes(query, doc)
 		if len(query) > 2048 {
 			return
 		}
