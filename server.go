@@ -42,6 +42,8 @@ type config struct {
 	upstreamTimeout  time.Duration
 	maxUpstreamCalls int
 	cacheTTL         time.Duration
+	maxDepth         int
+	maxResponseBytes int
 }
 
 func parseConfig(args []string, getenv func(string) string) (config, error) {
@@ -62,6 +64,10 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	fs.StringVar(&maxCalls, "max-upstream-calls", maxCalls, "upstream calls allowed per GraphQL operation, 0 for no cap (env MAX_UPSTREAM_CALLS)")
 	cacheTTL := env("CACHE_TTL", "0")
 	fs.StringVar(&cacheTTL, "cache-ttl", cacheTTL, "keep GET answers per API key this long, e.g. 30s; 0 turns the cache off (env CACHE_TTL)")
+	maxDepth := env("MAX_DEPTH", strconv.Itoa(facade.DefaultMaxDepth))
+	fs.StringVar(&maxDepth, "max-depth", maxDepth, "deepest nesting of fields allowed in an operation (env MAX_DEPTH)")
+	maxResponse := env("MAX_RESPONSE_BYTES", strconv.Itoa(facade.DefaultMaxResponseBytes))
+	fs.StringVar(&maxResponse, "max-response-bytes", maxResponse, "largest data of one answer, in bytes; larger answers are refused with RESPONSE_TOO_LARGE (env MAX_RESPONSE_BYTES)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -72,6 +78,12 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	cfg.upstreamTimeout = d
 	if cfg.maxUpstreamCalls, err = strconv.Atoi(maxCalls); err != nil || cfg.maxUpstreamCalls < 0 {
 		return cfg, fmt.Errorf("max upstream calls %q is not a non-negative integer", maxCalls)
+	}
+	if cfg.maxDepth, err = strconv.Atoi(maxDepth); err != nil || cfg.maxDepth < 1 {
+		return cfg, fmt.Errorf("max depth %q is not a positive integer", maxDepth)
+	}
+	if cfg.maxResponseBytes, err = strconv.Atoi(maxResponse); err != nil || cfg.maxResponseBytes < 1 {
+		return cfg, fmt.Errorf("max response bytes %q is not a positive integer", maxResponse)
 	}
 	if cacheTTL == "0" {
 		cacheTTL = "0s"
@@ -113,6 +125,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		Handler: facade.New(facade.Config{
 			Upstream: upstream, Log: log, PlaygroundAPIKey: playgroundKey,
 			MaxUpstreamCalls: cfg.maxUpstreamCalls, CacheTTL: cfg.cacheTTL,
+			MaxDepth: cfg.maxDepth, MaxResponseBytes: cfg.maxResponseBytes,
 		}),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,

@@ -14,7 +14,6 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
-	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/99designs/gqlgen/graphql/playground"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -23,16 +22,27 @@ import (
 	"suregql/graph"
 	"suregql/graph/loader"
 	"suregql/graphiql"
+	"suregql/querylimit"
 	"suregql/restcache"
 	"suregql/restclient"
 )
 
-// Limits on what one request may ask of the server itself.
+// Limits on what one request may ask of the server itself. The limits on
+// the document are querylimit's defaults (MaxDepth is configurable).
 const (
-	maxBodyBytes     = 1 << 20 // a GraphQL document is small; larger bodies are refused
-	parserTokenLimit = 15_000
-	complexityLimit  = 20_000
-	queryCacheSize   = 1000
+	maxBodyBytes = 1 << 20 // a GraphQL document is small; larger bodies are refused
+	// complexityLimit bounds graph.Complexity, about one unit per value
+	// of the answer: 4× the README's demo tree (20,601) and the tree of
+	// 100 roots with 50 subcategories each (25,301); the schema's cycle
+	// (subcategories → parent → subcategories) passes it at the fourth
+	// lap with the default page (1.2 million).
+	complexityLimit = 100_000
+	// The parsed-query cache holds validated documents, charged by
+	// querylimit.DocumentBytes (an upper estimate of their memory): a
+	// few thousand typical documents.
+	queryCacheBytes = 16 << 20
+	// The persisted-query cache holds query texts by hash.
+	persistedQueryCacheBytes = 4 << 20
 )
 
 // Config configures the handler.
@@ -56,12 +66,20 @@ type Config struct {
 	// Coalescer shares identical GETs in flight between requests of one
 	// key; nil makes a new one. Tests pass their own to watch it.
 	Coalescer *restcache.Coalescer
+	// MaxDepth bounds how deep fields nest in an operation; 0 means
+	// DefaultMaxDepth.
+	MaxDepth int
+	// MaxResponseBytes caps the data of one answer; 0 means
+	// DefaultMaxResponseBytes.
+	MaxResponseBytes int
 }
 
 // Defaults of Config.
 const (
 	DefaultMaxUpstreamCalls = 100
 	DefaultCacheSize        = 10_000
+	DefaultMaxDepth         = querylimit.DefaultMaxDepth
+	DefaultMaxResponseBytes = 4 << 20
 )
 
 // New returns the facade's HTTP handler: POST/GET /graphql, the playground
@@ -71,15 +89,25 @@ func New(cfg Config) http.Handler {
 	if log == nil {
 		log = slog.Default()
 	}
-	srv := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: &graph.Resolver{Log: log}}))
+	srv := handler.New(graph.NewExecutableSchema(graph.Config{
+		Resolvers:  &graph.Resolver{Log: log},
+		Complexity: graph.Complexity(),
+	}))
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
-	srv.SetQueryCache(lru.New[*ast.QueryDocument](queryCacheSize))
-	srv.SetParserTokenLimit(parserTokenLimit)
+	queries := querylimit.NewDocumentCache(queryCacheBytes)
+	limits := querylimit.NewExtension(querylimit.Limits{MaxDepth: cfg.MaxDepth}, queries)
+	srv.SetQueryCache(queries)
+	srv.SetParserTokenLimit(limits.Limits().MaxTokens)
 	srv.Use(extension.Introspection{})
-	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
-	srv.Use(extension.FixedComplexityLimit(complexityLimit))
+	// The persisted-query extension fills in the query of a request that
+	// sent only its hash, so the limits come after it.
+	srv.Use(extension.AutomaticPersistedQuery{
+		Cache: querylimit.NewPersistedQueryCache(persistedQueryCacheBytes, limits.Limits().MaxBytes),
+	})
+	srv.Use(limits)
+	srv.Use(&querylimit.ComplexityLimit{Max: complexityLimit})
 	srv.SetErrorPresenter(graph.ErrorPresenter(log))
 	srv.SetRecoverFunc(func(ctx context.Context, v any) error {
 		log.ErrorContext(ctx, "resolver panic", "panic", v)
@@ -91,6 +119,11 @@ func New(cfg Config) http.Handler {
 	srv.AroundOperations(refuseTooExpensive(cfg.MaxUpstreamCalls))
 	srv.AroundResponses(reportUpstreamCost)
 	srv.AroundResponses(logOperation(log))
+	maxResponse := cfg.MaxResponseBytes
+	if maxResponse <= 0 {
+		maxResponse = DefaultMaxResponseBytes
+	}
+	srv.AroundResponses(querylimit.LimitResponse(maxResponse)) // innermost: the others see its answer
 
 	shared := &loader.Shared{
 		Upstream:    cfg.Upstream,
