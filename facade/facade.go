@@ -37,10 +37,6 @@ const (
 	// (subcategories → parent → subcategories) passes it at the fourth
 	// lap with the default page (1.2 million).
 	complexityLimit = 100_000
-	// The parsed-query cache holds validated documents, charged by
-	// querylimit.DocumentBytes (an upper estimate of their memory): a
-	// few thousand typical documents.
-	queryCacheBytes = 16 << 20
 	// The persisted-query cache holds query texts by hash.
 	persistedQueryCacheBytes = 4 << 20
 )
@@ -72,6 +68,9 @@ type Config struct {
 	// MaxResponseBytes caps the data of one answer; 0 means
 	// DefaultMaxResponseBytes.
 	MaxResponseBytes int
+	// QueryCacheBytes bounds the cache of parsed and validated queries;
+	// 0 means DefaultQueryCacheBytes.
+	QueryCacheBytes int
 }
 
 // Defaults of Config.
@@ -80,6 +79,9 @@ const (
 	DefaultCacheSize        = 10_000
 	DefaultMaxDepth         = querylimit.DefaultMaxDepth
 	DefaultMaxResponseBytes = 4 << 20
+	// The parsed-query cache charges each document querylimit's estimate
+	// of its memory: 16 MiB hold a few thousand typical documents.
+	DefaultQueryCacheBytes = 16 << 20
 )
 
 // New returns the facade's HTTP handler: POST/GET /graphql, the playground
@@ -96,7 +98,11 @@ func New(cfg Config) http.Handler {
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
-	queries := querylimit.NewDocumentCache(queryCacheBytes)
+	cacheBytes := cfg.QueryCacheBytes
+	if cacheBytes <= 0 {
+		cacheBytes = DefaultQueryCacheBytes
+	}
+	queries := querylimit.NewDocumentCache(cacheBytes)
 	limits := querylimit.NewExtension(querylimit.Limits{MaxDepth: cfg.MaxDepth}, queries)
 	srv.SetQueryCache(queries)
 	srv.SetParserTokenLimit(limits.Limits().MaxTokens)
