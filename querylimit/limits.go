@@ -30,9 +30,9 @@ type Limits struct {
 	// larger text is never parsed, hashed or cached.
 	MaxBytes int
 	// MaxTokens bounds the tokens the parser reads (comments included).
-	// Parsing allocates about 250 bytes of AST per token and takes 0.2 to
-	// 0.4 µs per token (a loaded 2-vCPU machine), and it runs before any
-	// other check, so this bounds the cost of every refusal.
+	// Parsing allocates up to about 250 bytes of AST per token and takes
+	// 0.2 to 0.4 µs per token (on a loaded 2-vCPU machine), and it runs
+	// before any other check, so this bounds the cost of every refusal.
 	MaxTokens int
 	// MaxDepth bounds how deep fields nest in an operation, fragments
 	// expanded. Introspection (__schema, __type) counts as one level: its
@@ -67,18 +67,19 @@ type Limits struct {
 }
 
 // Defaults. Each is far above what a frontend of this schema sends (the
-// schema has fewer than a hundred fields; the README's demo tree has 10
+// schema has fewer than a hundred fields; the README's demo tree has 11
 // fields and depth 6; GraphiQL's introspection query has 180 tokens and
 // expands to 432 fields and 18 fragments) and low enough that validation
 // and the complexity walk of a document at every limit at once stay in
 // milliseconds (BenchmarkValidateAtLimits).
 const (
-	// 64 KiB: Apollo and GitHub accept about this much; our largest
-	// realistic document is under 4 KiB.
+	// 64 KiB: room for comments and long string arguments (GraphiQL's
+	// introspection query is under 3 KB); within the token limit, more
+	// bytes cost only hashing and lexing.
 	DefaultMaxBytes = 64 << 10
 	// 1,000 tokens (graphql-armor's default): 5× GraphiQL's
-	// introspection query, 10× the README's demo tree; a refusal parses
-	// at most this many, about 250 KB of AST in a few hundred µs.
+	// introspection query, 25× the README's demo tree; a refusal parses
+	// at most this many: at most about 250 KB of AST, a few hundred µs.
 	DefaultMaxTokens = 1_000
 	// 12 levels: the deepest useful query of this schema (the chats'
 	// messages' tool calls, through edges) has 8.
