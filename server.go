@@ -15,9 +15,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -42,8 +44,13 @@ type config struct {
 	upstreamTimeout  time.Duration
 	maxUpstreamCalls int
 	cacheTTL         time.Duration
+	operationTimeout time.Duration
+	corsOrigins      []string
 	maxDepth         int
 	maxResponseBytes int
+	// Off switches, so that the zero value serves both.
+	disablePlayground    bool
+	disableIntrospection bool
 }
 
 func parseConfig(args []string, getenv func(string) string) (config, error) {
@@ -64,6 +71,23 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	fs.StringVar(&maxCalls, "max-upstream-calls", maxCalls, "upstream calls allowed per GraphQL operation, 0 for no cap (env MAX_UPSTREAM_CALLS)")
 	cacheTTL := env("CACHE_TTL", "0")
 	fs.StringVar(&cacheTTL, "cache-ttl", cacheTTL, "keep GET answers per API key this long, e.g. 30s; 0 turns the cache off (env CACHE_TTL)")
+	opTimeout := env("OPERATION_TIMEOUT", facade.DefaultOperationTimeout.String())
+	fs.StringVar(&opTimeout, "operation-timeout", opTimeout,
+		"deadline of one GraphQL request: fields not answered by then fail with UPSTREAM_UNAVAILABLE (env OPERATION_TIMEOUT)")
+	corsOrigins := env("CORS_ORIGINS", "")
+	fs.StringVar(&corsOrigins, "cors-origins", corsOrigins,
+		"comma-separated origins whose pages may call /graphql from a browser, e.g. https://app.example.com, or * for any; empty turns CORS off (env CORS_ORIGINS)")
+	playground, err := strconv.ParseBool(env("PLAYGROUND", "true"))
+	if err != nil {
+		return cfg, fmt.Errorf("PLAYGROUND %q is not a boolean", getenv("PLAYGROUND"))
+	}
+	fs.BoolVar(&playground, "playground", playground, "serve the GraphiQL playground at / (env PLAYGROUND); -playground=false for production")
+	introspection, err := strconv.ParseBool(env("INTROSPECTION", "true"))
+	if err != nil {
+		return cfg, fmt.Errorf("INTROSPECTION %q is not a boolean", getenv("INTROSPECTION"))
+	}
+	fs.BoolVar(&introspection, "introspection", introspection,
+		"answer __schema and __type (env INTROSPECTION); the playground needs it; -introspection=false hides the schema")
 	maxDepth := env("MAX_DEPTH", strconv.Itoa(facade.DefaultMaxDepth))
 	fs.StringVar(&maxDepth, "max-depth", maxDepth, "deepest nesting of fields allowed in an operation (env MAX_DEPTH)")
 	maxResponse := env("MAX_RESPONSE_BYTES", strconv.Itoa(facade.DefaultMaxResponseBytes))
@@ -71,6 +95,7 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
+	cfg.disablePlayground, cfg.disableIntrospection = !playground, !introspection
 	d, err := time.ParseDuration(timeout)
 	if err != nil || d <= 0 {
 		return cfg, fmt.Errorf("upstream timeout %q is not a positive duration", timeout)
@@ -91,7 +116,36 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	if cfg.cacheTTL, err = time.ParseDuration(cacheTTL); err != nil || cfg.cacheTTL < 0 {
 		return cfg, fmt.Errorf("cache TTL %q is not a duration", cacheTTL)
 	}
+	if cfg.operationTimeout, err = time.ParseDuration(opTimeout); err != nil || cfg.operationTimeout <= 0 {
+		return cfg, fmt.Errorf("operation timeout %q is not a positive duration", opTimeout)
+	}
+	if cfg.corsOrigins, err = parseOrigins(corsOrigins); err != nil {
+		return cfg, err
+	}
 	return cfg, nil
+}
+
+// parseOrigins splits a comma-separated list of CORS origins and checks
+// each is one a browser could send: a scheme and a host, without the path
+// or trailing slash that would make it match nothing, and without wildcards
+// (the library would read "https://*.example.com" as a pattern).
+func parseOrigins(list string) ([]string, error) {
+	var origins []string
+	for o := range strings.SplitSeq(list, ",") {
+		o = strings.TrimSpace(o)
+		if o == "" {
+			continue
+		}
+		if o != "*" {
+			u, err := url.Parse(o)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+				u.Path != "" || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.Contains(o, "*") {
+				return nil, fmt.Errorf("CORS origin %q is neither an origin such as https://app.example.com nor *", o)
+			}
+		}
+		origins = append(origins, o)
+	}
+	return origins, nil
 }
 
 // run serves until ctx is done, then shuts down gracefully.
@@ -112,7 +166,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		cfg.upstream = demoURL
 		playgroundKey = restclienttest.DemoKey
 	}
-	upstream, err := restclient.New(cfg.upstream, restclient.WithHTTPClient(&http.Client{Timeout: cfg.upstreamTimeout}))
+	upstream, err := restclient.New(cfg.upstream, restclient.WithHTTPClient(&http.Client{
+		Timeout:   cfg.upstreamTimeout,
+		Transport: restclient.NewTransport(cfg.upstreamTimeout),
+	}))
 	if err != nil {
 		return err
 	}
@@ -121,20 +178,23 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.addr, err)
 	}
-	srv := &http.Server{
-		Handler: facade.New(facade.Config{
-			Upstream: upstream, Log: log, PlaygroundAPIKey: playgroundKey,
-			MaxUpstreamCalls: cfg.maxUpstreamCalls, CacheTTL: cfg.cacheTTL,
-			MaxDepth: cfg.maxDepth, MaxResponseBytes: cfg.maxResponseBytes,
-		}),
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-	}
+	srv := newHTTPServer(facade.New(facade.Config{
+		Upstream: upstream, Log: log, PlaygroundAPIKey: playgroundKey,
+		MaxUpstreamCalls: cfg.maxUpstreamCalls, CacheTTL: cfg.cacheTTL,
+		OperationTimeout: cfg.operationTimeout, CORSOrigins: cfg.corsOrigins,
+		DisablePlayground: cfg.disablePlayground, DisableIntrospection: cfg.disableIntrospection,
+		MaxDepth: cfg.maxDepth, MaxResponseBytes: cfg.maxResponseBytes,
+	}), cfg.operationTimeout)
 	url := "http://" + displayAddr(ln.Addr())
-	if playgroundKey != "" {
+	switch {
+	case playgroundKey != "":
 		fmt.Fprintf(stdout, "demo mode: no -upstream given, serving the built-in demo Sure upstream\n")
-		fmt.Fprintf(stdout, "playground: %s/  (API key %q is pre-filled in the headers tab)\n", url, playgroundKey)
-	} else {
+		if !cfg.disablePlayground {
+			fmt.Fprintf(stdout, "playground: %s/  (API key %q is pre-filled in the headers tab)\n", url, playgroundKey)
+		}
+	case cfg.disablePlayground:
+		fmt.Fprintf(stdout, "upstream: %s\n", cfg.upstream)
+	default:
 		fmt.Fprintf(stdout, "upstream: %s\nplayground: %s/\n", cfg.upstream, url)
 	}
 	fmt.Fprintf(stdout, "graphql endpoint: %s/graphql\n", url)
@@ -146,7 +206,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	case <-ctx.Done():
 	}
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// Operations end by their deadline: waiting a little longer lets every
+	// one in flight answer.
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.operationTimeout+5*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
@@ -155,6 +217,37 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	}
 	return nil
+}
+
+// Limits of the server's connections, so that clients that send or read
+// slowly (slowloris) cannot hold connections open for long.
+const (
+	readHeaderTimeout = 10 * time.Second
+	// readTimeout covers the headers and a body of up to 1 MiB.
+	readTimeout    = 30 * time.Second
+	idleTimeout    = 2 * time.Minute
+	maxHeaderBytes = 64 << 10 // the request line included: a GET query longer than this belongs in a POST
+	// writeMargin is the time left to write an answer once the operation
+	// has ended.
+	writeMargin = 10 * time.Second
+)
+
+// newHTTPServer returns the server for handler, whose operations end
+// within operationTimeout.
+func newHTTPServer(handler http.Handler, operationTimeout time.Duration) *http.Server {
+	return &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		// The write deadline starts once the headers are read, and the
+		// operation's deadline when the handler starts, before the body is
+		// read; so the answer is due by the later of the two plus the time
+		// to write it. A shorter deadline would drop answers that the
+		// operation still produced.
+		WriteTimeout:   max(readTimeout, operationTimeout) + writeMargin,
+		IdleTimeout:    idleTimeout,
+		MaxHeaderBytes: maxHeaderBytes,
+	}
 }
 
 // startDemoUpstream serves the fake Sure upstream on a loopback port, so

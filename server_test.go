@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"net"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -19,28 +21,58 @@ func TestParseConfig(t *testing.T) {
 		want    config
 		wantErr bool
 	}{
-		{name: "defaults", want: config{addr: ":8080", upstreamTimeout: 10 * time.Second, maxUpstreamCalls: 100, maxDepth: 12, maxResponseBytes: 4 << 20}},
-		{name: "environment", env: map[string]string{"ADDR": ":9", "UPSTREAM_URL": "https://sure.example.com", "UPSTREAM_TIMEOUT": "3s", "MAX_UPSTREAM_CALLS": "7", "CACHE_TTL": "30s"},
-			want: config{addr: ":9", upstream: "https://sure.example.com", upstreamTimeout: 3 * time.Second, maxUpstreamCalls: 7, cacheTTL: 30 * time.Second, maxDepth: 12, maxResponseBytes: 4 << 20}},
-		{name: "flags win over the environment", args: []string{"-addr", ":7", "-max-upstream-calls", "0", "-cache-ttl", "1m"}, env: map[string]string{"ADDR": ":9", "MAX_UPSTREAM_CALLS": "7"},
-			want: config{addr: ":7", upstreamTimeout: 10 * time.Second, maxUpstreamCalls: 0, cacheTTL: time.Minute, maxDepth: 12, maxResponseBytes: 4 << 20}},
+		{name: "defaults", want: config{addr: ":8080", upstreamTimeout: 10 * time.Second, maxUpstreamCalls: 100, operationTimeout: 15 * time.Second}},
+		{name: "environment", env: map[string]string{"ADDR": ":9", "UPSTREAM_URL": "https://sure.example.com", "UPSTREAM_TIMEOUT": "3s", "MAX_UPSTREAM_CALLS": "7", "CACHE_TTL": "30s",
+			"OPERATION_TIMEOUT": "5s"},
+			want: config{addr: ":9", upstream: "https://sure.example.com", upstreamTimeout: 3 * time.Second, maxUpstreamCalls: 7, cacheTTL: 30 * time.Second,
+				operationTimeout: 5 * time.Second}},
+		{name: "flags win over the environment", args: []string{"-addr", ":7", "-max-upstream-calls", "0", "-cache-ttl", "1m", "-operation-timeout", "2s"},
+			env:  map[string]string{"ADDR": ":9", "MAX_UPSTREAM_CALLS": "7", "OPERATION_TIMEOUT": "5s"},
+			want: config{addr: ":7", upstreamTimeout: 10 * time.Second, maxUpstreamCalls: 0, cacheTTL: time.Minute, operationTimeout: 2 * time.Second}},
 		{name: "limits from the environment", env: map[string]string{"MAX_DEPTH": "20", "MAX_RESPONSE_BYTES": "1000"},
-			want: config{addr: ":8080", upstreamTimeout: 10 * time.Second, maxUpstreamCalls: 100, maxDepth: 20, maxResponseBytes: 1000}},
+			want: config{addr: ":8080", upstreamTimeout: 10 * time.Second, maxUpstreamCalls: 100, operationTimeout: 15 * time.Second, maxDepth: 20, maxResponseBytes: 1000}},
 		{name: "limits from flags", args: []string{"-max-depth", "8", "-max-response-bytes", "65536"}, env: map[string]string{"MAX_DEPTH": "20"},
-			want: config{addr: ":8080", upstreamTimeout: 10 * time.Second, maxUpstreamCalls: 100, maxDepth: 8, maxResponseBytes: 65536}},
+			want: config{addr: ":8080", upstreamTimeout: 10 * time.Second, maxUpstreamCalls: 100, operationTimeout: 15 * time.Second, maxDepth: 8, maxResponseBytes: 65536}},
 		{name: "zero depth", args: []string{"-max-depth", "0"}, wantErr: true},
 		{name: "bad response cap", env: map[string]string{"MAX_RESPONSE_BYTES": "4MiB"}, wantErr: true},
 		{name: "bad timeout", args: []string{"-upstream-timeout", "soon"}, wantErr: true},
 		{name: "negative budget", env: map[string]string{"MAX_UPSTREAM_CALLS": "-1"}, wantErr: true},
 		{name: "bad cache TTL", args: []string{"-cache-ttl", "forever"}, wantErr: true},
+		{name: "CORS origins", args: []string{"-cors-origins", " https://app.example.com, http://localhost:3000 "},
+			want: config{addr: ":8080", upstreamTimeout: 10 * time.Second, maxUpstreamCalls: 100, operationTimeout: 15 * time.Second,
+				corsOrigins: []string{"https://app.example.com", "http://localhost:3000"}}},
+		{name: "CORS for any origin from the environment", env: map[string]string{"CORS_ORIGINS": "*"},
+			want: config{addr: ":8080", upstreamTimeout: 10 * time.Second, maxUpstreamCalls: 100, operationTimeout: 15 * time.Second,
+				corsOrigins: []string{"*"}}},
+		{name: "CORS origin with a path", args: []string{"-cors-origins", "https://app.example.com/"}, wantErr: true},
+		{name: "CORS origin without a scheme", args: []string{"-cors-origins", "app.example.com"}, wantErr: true},
+		{name: "CORS origin with a wildcard", env: map[string]string{"CORS_ORIGINS": "https://*.example.com"}, wantErr: true},
+		{name: "production switches", args: []string{"-playground=false", "-introspection=false"},
+			want: config{addr: ":8080", upstreamTimeout: 10 * time.Second, maxUpstreamCalls: 100, operationTimeout: 15 * time.Second,
+				disablePlayground: true, disableIntrospection: true}},
+		{name: "production switches from the environment", env: map[string]string{"PLAYGROUND": "false", "INTROSPECTION": "0"},
+			want: config{addr: ":8080", upstreamTimeout: 10 * time.Second, maxUpstreamCalls: 100, operationTimeout: 15 * time.Second,
+				disablePlayground: true, disableIntrospection: true}},
+		{name: "a switch flag wins over the environment", args: []string{"-playground"}, env: map[string]string{"PLAYGROUND": "false"},
+			want: config{addr: ":8080", upstreamTimeout: 10 * time.Second, maxUpstreamCalls: 100, operationTimeout: 15 * time.Second}},
+		{name: "bad switch", env: map[string]string{"INTROSPECTION": "maybe"}, wantErr: true},
+		{name: "zero operation timeout", args: []string{"-operation-timeout", "0"}, wantErr: true},
+		{name: "bad operation timeout", env: map[string]string{"OPERATION_TIMEOUT": "soon"}, wantErr: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := parseConfig(tc.args, env(tc.env))
+			// A row that leaves the limits out expects their defaults.
+			if tc.want.maxDepth == 0 {
+				tc.want.maxDepth = 12
+			}
+			if tc.want.maxResponseBytes == 0 {
+				tc.want.maxResponseBytes = 4 << 20
+			}
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("error = %v, want error: %t", err, tc.wantErr)
 			}
-			if err == nil && got != tc.want {
+			if err == nil && !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("config = %+v, want %+v", got, tc.want)
 			}
 		})
@@ -95,5 +127,64 @@ func TestRun_DemoModeAndGracefulShutdown(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("run returned %v after shutdown, want nil", err)
+	}
+}
+
+func TestNewHTTPServer_Limits(t *testing.T) {
+	const op = 15 * time.Second
+	srv := newHTTPServer(http.NotFoundHandler(), op)
+	if srv.ReadHeaderTimeout <= 0 || srv.ReadTimeout <= 0 || srv.IdleTimeout <= 0 {
+		t.Errorf("read header %v, read %v, idle %v: want all set", srv.ReadHeaderTimeout, srv.ReadTimeout, srv.IdleTimeout)
+	}
+	if srv.WriteTimeout <= op || srv.WriteTimeout <= srv.ReadTimeout {
+		t.Errorf("write timeout %v, want longer than the operation deadline %v and the read timeout %v", srv.WriteTimeout, op, srv.ReadTimeout)
+	}
+	if srv.MaxHeaderBytes <= 0 || srv.MaxHeaderBytes >= http.DefaultMaxHeaderBytes {
+		t.Errorf("max header bytes %d, want set below the default %d", srv.MaxHeaderBytes, http.DefaultMaxHeaderBytes)
+	}
+	// A longer operation deadline lengthens the write deadline with it.
+	if long := newHTTPServer(http.NotFoundHandler(), time.Minute); long.WriteTimeout <= time.Minute {
+		t.Errorf("write timeout %v with a 1m operation deadline", long.WriteTimeout)
+	}
+}
+
+// Clients that send their headers or their body a byte at a time are cut
+// off at the read timeouts (shortened here), instead of holding their
+// connection for as long as they like.
+func TestNewHTTPServer_ClosesSlowClients(t *testing.T) {
+	srv := newHTTPServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := io.ReadAll(r.Body); err != nil {
+			http.Error(w, "body too slow", http.StatusBadRequest)
+		}
+	}), time.Second)
+	srv.ReadHeaderTimeout = 200 * time.Millisecond
+	srv.ReadTimeout = 400 * time.Millisecond
+	ln, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+
+	for name, start := range map[string]string{
+		"headers never end": "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: a",
+		"body never ends":   "POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{",
+	} {
+		t.Run(name, func(t *testing.T) {
+			conn, err := (&net.Dialer{}).DialContext(t.Context(), "tcp", ln.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = conn.Close() }()
+			if _, err := io.WriteString(conn, start); err != nil {
+				t.Fatal(err)
+			}
+			// The guard only bounds a failing test: the server closes the
+			// connection long before.
+			_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+			if _, err := io.ReadAll(conn); err != nil {
+				t.Errorf("connection still open: %v", err)
+			}
+		})
 	}
 }

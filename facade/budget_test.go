@@ -470,15 +470,43 @@ func TestBudget_FirstRootsOfALargeFamily(t *testing.T) {
 	}
 }
 
-// A window that is empty by arithmetic costs nothing, also when its
-// selection wants subcategories (the look-ahead is skipped).
-func TestBudget_EmptyTreeWindowCostsNothing(t *testing.T) {
+// An empty window of roots costs one call, also when its selection wants
+// subcategories: the one that tells the roots' current length (a page of the
+// roots, or the family's first page, which holds the whole demo family), and
+// nothing for the subcategories of no root. A cursor tells no length, so even
+// the window after the last root needs that call; it cost none when cursors
+// carried the length, which let a kept or edited cursor set totalCount.
+func TestBudget_EmptyTreeWindowCostsOneCall(t *testing.T) {
 	e := newEnv(t)
+	key := restclienttest.DemoKey
+	roots := 0
+	for _, c := range e.upstream.Categories(key) {
+		if c.ParentID == "" {
+			roots++
+		}
+	}
 	var out struct{ Categories categoryConn }
-	e.ok(restclienttest.DemoKey, `{ categories(rootsOnly: true, last: 1) { pageInfo { endCursor } } }`, nil, &out)
-	r := e.ok(restclienttest.DemoKey, `query($after: String) { categories(rootsOnly: true, first: 10, after: $after) { totalCount nodes { subcategories { nodes { name } } } } }`,
-		map[string]any{"after": *out.Categories.PageInfo.EndCursor}, nil)
-	wantCalls(t, r, 0)
+	e.ok(key, `{ categories(rootsOnly: true, last: 1) { pageInfo { endCursor } } }`, nil, &out)
+	const q = `query($first: Int, $after: String) { categories(rootsOnly: true, first: $first, after: $after) {
+		totalCount nodes { subcategories { nodes { name } } } pageInfo { hasNextPage hasPreviousPage } } }`
+	for _, tc := range []struct {
+		name     string
+		vars     map[string]any
+		wantPrev bool
+	}{
+		{"after the last root", map[string]any{"first": 10, "after": *out.Categories.PageInfo.EndCursor}, true},
+		{"first 0", map[string]any{"first": 0}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got struct{ Categories categoryConn }
+			r := e.ok(key, q, tc.vars, &got)
+			wantCalls(t, r, 1)
+			c := got.Categories
+			if len(c.Nodes) != 0 || c.TotalCount != roots || c.PageInfo.HasNextPage != !tc.wantPrev || c.PageInfo.HasPreviousPage != tc.wantPrev {
+				t.Errorf("%d nodes, totalCount %d, pageInfo %+v; want none of %d, hasPreviousPage %v", len(c.Nodes), c.TotalCount, c.PageInfo, roots, tc.wantPrev)
+			}
+		})
+	}
 }
 
 // The same operation on the same data gets the same plan: the

@@ -1,7 +1,10 @@
 package facade_test
 
 import (
+	"encoding/base64"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"suregql/paging"
@@ -125,7 +128,7 @@ func TestCategories_WindowFitsOnePage(t *testing.T) {
 	e := newEnv(t)
 	key := restclienttest.LargeFamilyKey
 	all := seedNames(e.upstream.Categories(key))
-	after := paging.EncodeCursor("categories?classification=&roots_only=false&parent_id=", 44, len(all))
+	after := paging.EncodeCursor("categories?classification=&roots_only=false&parent_id=", 44)
 	var out struct{ Categories categoryConn }
 	r := e.ok(key, categoriesPage, map[string]any{"first": 30, "after": after}, &out)
 	wantCalls(t, r, 1)
@@ -198,26 +201,31 @@ func TestCategories_LastWithoutBeforeUsesOverflowPage(t *testing.T) {
 	}
 }
 
-// A cursor made when the list was longer points past today's end: the
-// upstream answers an overflowing page with its last page, which must not be
-// shown as the window.
+// A cursor at the last item, or made when the list was longer, points at or
+// past today's end: the upstream answers an overflowing page with its last
+// page, which must not be shown as the window.
 func TestCategories_OverflowPageIsNotDuplicated(t *testing.T) {
 	e := newEnv(t)
 	key := restclienttest.LargeFamilyKey
 	total := len(e.upstream.Categories(key))
-	stale := paging.EncodeCursor("categories?classification=&roots_only=false&parent_id=", total-1, total+50)
-	var out struct{ Categories categoryConn }
-	r := e.ok(key, categoriesPage, map[string]any{"first": 20, "after": stale}, &out)
-	wantCalls(t, r, 1)
-	if len(out.Categories.Nodes) != 0 || out.Categories.PageInfo.HasNextPage {
-		t.Errorf("got %d nodes (hasNextPage %v) past the end, want none", len(out.Categories.Nodes), out.Categories.PageInfo.HasNextPage)
-	}
-	if out.Categories.TotalCount != total {
-		t.Errorf("totalCount = %d, want %d", out.Categories.TotalCount, total)
+	for _, off := range []int{total - 1, total + 29} {
+		stale := paging.EncodeCursor("categories?classification=&roots_only=false&parent_id=", off)
+		var out struct{ Categories categoryConn }
+		r := e.ok(key, categoriesPage, map[string]any{"first": 20, "after": stale}, &out)
+		wantCalls(t, r, 1)
+		if len(out.Categories.Nodes) != 0 || out.Categories.PageInfo.HasNextPage || !out.Categories.PageInfo.HasPreviousPage {
+			t.Errorf("after offset %d: got %d nodes, pageInfo %+v past the end; want none, previous but no next page",
+				off, len(out.Categories.Nodes), out.Categories.PageInfo)
+		}
+		if out.Categories.TotalCount != total {
+			t.Errorf("after offset %d: totalCount = %d, want %d", off, out.Categories.TotalCount, total)
+		}
 	}
 }
 
-func TestCategories_AfterLastItemCostsNoCall(t *testing.T) {
+// After the last item the window is empty, but the cursor does not say the
+// list still ends there: the one call tells today's length.
+func TestCategories_AfterLastItemCostsOneCall(t *testing.T) {
 	e := newEnv(t)
 	var out struct{ Categories categoryConn }
 	e.ok(restclienttest.DemoKey, categoriesPage, map[string]any{"first": 100}, &out)
@@ -227,9 +235,93 @@ func TestCategories_AfterLastItemCostsNoCall(t *testing.T) {
 	}
 	var next struct{ Categories categoryConn }
 	r := e.ok(restclienttest.DemoKey, categoriesPage, map[string]any{"first": 10, "after": *end}, &next)
-	wantCalls(t, r, 0)
+	wantCalls(t, r, 1)
 	if len(next.Categories.Nodes) != 0 || next.Categories.TotalCount != out.Categories.TotalCount {
 		t.Errorf("got %d nodes, totalCount %d; want 0 and %d", len(next.Categories.Nodes), next.Categories.TotalCount, out.Categories.TotalCount)
+	}
+	if pi := next.Categories.PageInfo; pi.HasNextPage || !pi.HasPreviousPage {
+		t.Errorf("pageInfo = %+v, want previous but no next page", pi)
+	}
+}
+
+// editCursor rewrites the position of a cursor the facade returned, as a
+// client that decodes it would: the list tag is kept, the offset replaced,
+// extra fields appended. The result may or may not be a valid cursor.
+func editCursor(t *testing.T, cursor, version, offset string, extra ...string) string {
+	t.Helper()
+	raw, err := base64.RawURLEncoding.DecodeString(cursor)
+	if err != nil {
+		t.Fatalf("cursor %q is not base64url: %v", cursor, err)
+	}
+	parts := strings.Split(string(raw), ":")
+	if len(parts) != 3 {
+		t.Fatalf("cursor text %q has %d fields, want 3 (version, list, offset)", raw, len(parts))
+	}
+	return base64.RawURLEncoding.EncodeToString([]byte(strings.Join(append([]string{version, parts[1], offset}, extra...), ":")))
+}
+
+// A client that edits a cursor chooses the window's position, never the
+// list's length: totalCount and hasNextPage stay those of the upstream, and
+// a cursor of the old format, which carried a length, is refused.
+func TestCategories_EditedCursorCannotSetTotalCount(t *testing.T) {
+	e := newEnv(t)
+	key := restclienttest.DemoKey
+	all := seedNames(e.upstream.Categories(key))
+	var out struct{ Categories categoryConn }
+	e.ok(key, categoriesPage, map[string]any{"first": 2}, &out)
+	genuine := *out.Categories.PageInfo.EndCursor
+	for _, off := range []int{0, len(all) - 2, len(all) - 1, len(all), 4999, 1<<30 - 1} {
+		var next struct{ Categories categoryConn }
+		r := e.ok(key, categoriesPage, map[string]any{"first": 3, "after": editCursor(t, genuine, "c2", strconv.Itoa(off))}, &next)
+		wantCalls(t, r, 1)
+		from := min(off+1, len(all))
+		want := all[from:min(from+3, len(all))]
+		c := next.Categories
+		if got := names(c.Nodes); !slices.Equal(got, want) {
+			t.Errorf("after edited offset %d: names %v, want %v", off, got, want)
+		}
+		if c.TotalCount != len(all) || c.PageInfo.HasNextPage != (from+3 < len(all)) || !c.PageInfo.HasPreviousPage {
+			t.Errorf("after edited offset %d: totalCount %d, pageInfo %+v; want %d, hasNextPage %v, hasPreviousPage",
+				off, c.TotalCount, c.PageInfo, len(all), from+3 < len(all))
+		}
+	}
+	for name, forged := range map[string]string{
+		"c1 claiming 1000 items":     editCursor(t, genuine, "c1", "1", "1000"),
+		"c1 claiming the list ended": editCursor(t, genuine, "c1", "1", "2"),
+		"c2 with a length appended":  editCursor(t, genuine, "c2", "1", "1000"),
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := e.do(key, categoriesPage, map[string]any{"first": 3, "after": forged})
+			wantError(t, r, "BAD_USER_INPUT")
+			wantCalls(t, r, 0)
+		})
+	}
+}
+
+// Subcategories know their length from this operation's own answer
+// (subcategories_count): a window after the last one, or after a cursor
+// edited past the end, costs no call and keeps that length.
+func TestCategory_SubcategoriesAfterTheLastCostNothing(t *testing.T) {
+	e := newEnv(t)
+	key := restclienttest.DemoKey
+	food, _ := e.upstream.CategoryByName(key, "Food & Drink")
+	q := `query($id: ID!, $first: Int, $after: String) { category(id: $id) { subcategoriesCount
+		subcategories(first: $first, after: $after) { totalCount nodes { name } pageInfo { hasNextPage hasPreviousPage endCursor } } } }`
+	var out struct{ Category categoryNode }
+	e.ok(key, q, map[string]any{"id": food.ID, "first": 100}, &out)
+	subs := out.Category.Subcategories
+	if subs == nil || len(subs.Nodes) == 0 || subs.TotalCount != out.Category.SubcategoriesCount || subs.PageInfo.EndCursor == nil {
+		t.Fatalf("subcategories = %+v, want all %d of Food & Drink", subs, out.Category.SubcategoriesCount)
+	}
+	n := subs.TotalCount
+	for _, after := range []string{*subs.PageInfo.EndCursor, editCursor(t, *subs.PageInfo.EndCursor, "c2", "500")} {
+		var next struct{ Category categoryNode }
+		r := e.ok(key, q, map[string]any{"id": food.ID, "first": 10, "after": after}, &next)
+		wantCalls(t, r, 1) // the category itself; the window after it is empty by subcategories_count
+		s := next.Category.Subcategories
+		if s == nil || len(s.Nodes) != 0 || s.TotalCount != n || s.PageInfo.HasNextPage || !s.PageInfo.HasPreviousPage {
+			t.Errorf("subcategories after the last = %+v, want none of %d, previous but no next page", s, n)
+		}
 	}
 }
 

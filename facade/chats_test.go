@@ -3,9 +3,12 @@ package facade_test
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
+	"time"
 
+	"suregql/facade"
 	"suregql/restclienttest"
 )
 
@@ -67,7 +70,8 @@ func TestChats_PagingAcrossFixedPages(t *testing.T) {
 	key := restclienttest.LargeFamilyKey
 	want := seedChatTitles(e.upstream.Chats(key))
 
-	// 30 chats from offset 10 span upstream pages 1 and 2 (20 a page).
+	// 30 chats from offset 10 span upstream pages 1 and 2 (20 a page): the
+	// cursor tells no length, so page 1 goes first and tells it, then page 2.
 	var first struct{ Chats chatConn }
 	r := e.ok(key, chatsPage, map[string]any{"first": 10}, &first)
 	wantCalls(t, r, 1)
@@ -334,5 +338,137 @@ func TestKeysNeverSeeEachOthersData(t *testing.T) {
 		if req.APIKey != restclienttest.DemoKey && req.APIKey != restclienttest.OtherFamilyKey {
 			t.Errorf("upstream saw key %q", req.APIKey)
 		}
+	}
+}
+
+// createChats creates chats through the facade until key's user has n.
+func createChats(t *testing.T, e *env, key string, n int) {
+	t.Helper()
+	for i := len(e.upstream.Chats(key)); i < n; i++ {
+		r := e.ok(key, `mutation($title: String!) { createChat(input: {title: $title}) { chat { id } userErrors { code } } }`,
+			map[string]any{"title": fmt.Sprintf("Created %d", i+1)}, nil)
+		wantCalls(t, r, 1)
+	}
+	if got := len(e.upstream.Chats(key)); got != n {
+		t.Fatalf("the user has %d chats, want %d", got, n)
+	}
+}
+
+// The issue's scenario: a client keeps the end cursor of chats(first: 5)
+// while a sixth chat is created (chats are listed newest first, so every
+// chat moves down one). The window after the kept cursor is answered from
+// the upstream's current list: totalCount, hasNextPage and the items are
+// today's, for the one call that tells them. (When cursors carried the
+// list's length, this answered totalCount 5, no items and no next page,
+// without a call.)
+func TestChats_CursorKeptWhileTheListGrows(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts []envOption
+	}{
+		{"no cache", nil},
+		// The facade's own writes drop the key's cached answers.
+		{"cache", []envOption{withConfig(func(c *facade.Config) { c.CacheTTL = time.Minute })}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, tc.opts...)
+			key := restclienttest.DemoKey
+			createChats(t, e, key, 5)
+
+			var first struct{ Chats chatConn }
+			r := e.ok(key, chatsPage, map[string]any{"first": 5}, &first)
+			wantCalls(t, r, 1)
+			c := first.Chats
+			if c.TotalCount != 5 || len(c.Nodes) != 5 || c.PageInfo.HasNextPage || c.PageInfo.EndCursor == nil {
+				t.Fatalf("chats(first: 5) = totalCount %d, %d nodes, pageInfo %+v; want all 5, no next page", c.TotalCount, len(c.Nodes), c.PageInfo)
+			}
+			end := *c.PageInfo.EndCursor
+
+			createChats(t, e, key, 6)
+			want := seedChatTitles(e.upstream.Chats(key))
+			var next struct{ Chats chatConn }
+			r = e.ok(key, chatsPage, map[string]any{"first": 5, "after": end}, &next)
+			wantCalls(t, r, 1) // page 1 of 20: today's length, and offset 5
+			c = next.Chats
+			if c.TotalCount != 6 {
+				t.Errorf("totalCount after the kept cursor = %d, want 6 (the cursor's list had 5)", c.TotalCount)
+			}
+			if got := chatTitles(c.Nodes); !slices.Equal(got, want[5:]) {
+				t.Errorf("chats after offset 4 = %v, want %v (the chat pushed down by the new one)", got, want[5:])
+			}
+			if c.PageInfo.HasNextPage || !c.PageInfo.HasPreviousPage {
+				t.Errorf("pageInfo = %+v, want previous but no next page", c.PageInfo)
+			}
+
+			// A seventh chat: one item after the same cursor, and now
+			// another follows it.
+			createChats(t, e, key, 7)
+			want = seedChatTitles(e.upstream.Chats(key))
+			r = e.ok(key, chatsPage, map[string]any{"first": 1, "after": end}, &next)
+			wantCalls(t, r, 1)
+			c = next.Chats
+			if got := chatTitles(c.Nodes); c.TotalCount != 7 || !slices.Equal(got, want[5:6]) || !c.PageInfo.HasNextPage || !c.PageInfo.HasPreviousPage {
+				t.Errorf("chats(first: 1) after offset 4 of 7 = totalCount %d, %v, pageInfo %+v; want 7, %v, previous and next pages",
+					c.TotalCount, got, c.PageInfo, want[5:6])
+			}
+		})
+	}
+}
+
+// A client that edits a cursor (its format is easy to read) chooses where
+// the window starts, never what totalCount or hasNextPage say: those are the
+// upstream's, whatever the offset. The old format, which carried a length,
+// is refused before any call.
+func TestChats_EditedCursorCannotSetTotalCount(t *testing.T) {
+	e := newEnv(t)
+	key := restclienttest.DemoKey
+	want := seedChatTitles(e.upstream.Chats(key))
+	n := len(want)
+	var first struct{ Chats chatConn }
+	e.ok(key, chatsPage, map[string]any{"first": 1}, &first)
+	genuine := *first.Chats.PageInfo.EndCursor
+
+	for _, off := range []int{0, n - 2, n - 1, n, 19, 20, 249, 1000, 1<<30 - 1} {
+		t.Run(fmt.Sprintf("after %d", off), func(t *testing.T) {
+			var out struct{ Chats chatConn }
+			r := e.ok(key, chatsPage, map[string]any{"first": 2, "after": editCursor(t, genuine, "c2", strconv.Itoa(off))}, &out)
+			wantCalls(t, r, 1)
+			from := min(off+1, n)
+			c := out.Chats
+			if got, wantNodes := chatTitles(c.Nodes), want[from:min(from+2, n)]; !slices.Equal(got, wantNodes) {
+				t.Errorf("chats = %v, want %v", got, wantNodes)
+			}
+			if c.TotalCount != n || c.PageInfo.HasNextPage != (from+2 < n) || !c.PageInfo.HasPreviousPage {
+				t.Errorf("totalCount %d, pageInfo %+v; want %d, hasNextPage %v, hasPreviousPage", c.TotalCount, c.PageInfo, n, from+2 < n)
+			}
+		})
+		t.Run(fmt.Sprintf("before %d", off), func(t *testing.T) {
+			var out struct{ Chats chatConn }
+			r := e.ok(key, chatsPage, map[string]any{"last": 2, "before": editCursor(t, genuine, "c2", strconv.Itoa(off))}, &out)
+			wantCalls(t, r, 1)
+			end := min(off, n)
+			start := min(max(off-2, 0), end)
+			c := out.Chats
+			if got, wantNodes := chatTitles(c.Nodes), want[start:end]; !slices.Equal(got, wantNodes) {
+				t.Errorf("chats = %v, want %v", got, wantNodes)
+			}
+			if c.TotalCount != n || c.PageInfo.HasNextPage != (end < n) || c.PageInfo.HasPreviousPage != (start > 0) {
+				t.Errorf("totalCount %d, pageInfo %+v; want %d, hasNextPage %v, hasPreviousPage %v", c.TotalCount, c.PageInfo, n, end < n, start > 0)
+			}
+		})
+	}
+
+	for name, forged := range map[string]string{
+		"c1 claiming 1000 chats":        editCursor(t, genuine, "c1", "0", "1000"),
+		"c1 claiming the list ended":    editCursor(t, genuine, "c1", "0", "1"),
+		"c2 with a length appended":     editCursor(t, genuine, "c2", "0", "1000"),
+		"c2 with a negative offset":     editCursor(t, genuine, "c2", "-1"),
+		"c2 with an offset over 2^30-1": editCursor(t, genuine, "c2", "1073741824"),
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := e.do(key, chatsPage, map[string]any{"first": 2, "after": forged})
+			wantError(t, r, "BAD_USER_INPUT")
+			wantCalls(t, r, 0)
+		})
 	}
 }

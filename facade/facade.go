@@ -8,14 +8,13 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
-	"github.com/99designs/gqlgen/graphql/playground"
+	"github.com/rs/cors"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
@@ -51,8 +50,15 @@ type Config struct {
 	// PlaygroundAPIKey pre-fills the playground's X-Api-Key header (the demo
 	// key in demo mode); empty leaves a blank value to fill in.
 	PlaygroundAPIKey string
+	// DisablePlayground leaves out the GraphiQL playground (/ and its
+	// scripts answer 404).
+	DisablePlayground bool
+	// DisableIntrospection refuses __schema and __type with
+	// INTROSPECTION_DISABLED; __typename still answers.
+	DisableIntrospection bool
 	// MaxUpstreamCalls caps the upstream calls of one operation (0: no
-	// cap). DefaultMaxUpstreamCalls is a standard key's whole hour.
+	// cap). An operation may also spend at most a quarter of the key's
+	// hourly limit (25 calls of a standard key), see loader.Budget.
 	MaxUpstreamCalls int
 	// CacheTTL turns on a per-key cache of GET answers kept that long;
 	// 0 leaves it off.
@@ -62,6 +68,15 @@ type Config struct {
 	// Coalescer shares identical GETs in flight between requests of one
 	// key; nil makes a new one. Tests pass their own to watch it.
 	Coalescer *restcache.Coalescer
+	// OperationTimeout bounds one request to /graphql: its context ends
+	// then, so resolvers and upstream calls stop and unfinished fields
+	// answer UPSTREAM_UNAVAILABLE with reason "timeout". 0 means
+	// DefaultOperationTimeout.
+	OperationTimeout time.Duration
+	// CORSOrigins lets pages of these origins (exact, as a browser sends
+	// them in Origin, e.g. "https://app.example.com", or "*" for any) call
+	// /graphql from the browser; empty turns CORS off.
+	CORSOrigins []string
 	// MaxDepth bounds how deep fields nest in an operation; 0 means
 	// DefaultMaxDepth.
 	MaxDepth int
@@ -77,6 +92,7 @@ type Config struct {
 const (
 	DefaultMaxUpstreamCalls = 100
 	DefaultCacheSize        = 10_000
+	DefaultOperationTimeout = 15 * time.Second
 	DefaultMaxDepth         = querylimit.DefaultMaxDepth
 	DefaultMaxResponseBytes = 4 << 20
 	// The parsed-query cache charges each document querylimit's estimate
@@ -106,7 +122,9 @@ func New(cfg Config) http.Handler {
 	limits := querylimit.NewExtension(querylimit.Limits{MaxDepth: cfg.MaxDepth}, queries)
 	srv.SetQueryCache(queries)
 	srv.SetParserTokenLimit(limits.Limits().MaxTokens)
-	srv.Use(extension.Introspection{})
+	if !cfg.DisableIntrospection {
+		srv.Use(extension.Introspection{})
+	}
 	// The persisted-query extension fills in the query of a request that
 	// sent only its hash, so the limits come after it.
 	srv.Use(extension.AutomaticPersistedQuery{
@@ -121,6 +139,12 @@ func New(cfg Config) http.Handler {
 		err.Extensions = map[string]any{"code": graph.CodeInternal}
 		return err
 	})
+	if cfg.DisableIntrospection {
+		// Without the extension gqlgen fails each such field with an
+		// error of no kind (answered INTERNAL and logged); refuse the
+		// operation up front with its own code instead.
+		srv.AroundOperations(refuseIntrospection)
+	}
 	srv.AroundOperations(requireAPIKey)
 	srv.AroundOperations(refuseTooExpensive(cfg.MaxUpstreamCalls))
 	srv.AroundResponses(reportUpstreamCost)
@@ -137,6 +161,7 @@ func New(cfg Config) http.Handler {
 		RateLimits:  &restcache.RateLimits{},
 		FamilySizes: &restcache.FamilySizes{},
 		MaxCalls:    cfg.MaxUpstreamCalls,
+		Log:         log,
 	}
 	if cfg.CacheTTL > 0 {
 		size := cfg.CacheSize
@@ -160,31 +185,73 @@ func New(cfg Config) http.Handler {
 		shared.Coalescer.Generations = shared.Generations
 	}
 	mux := http.NewServeMux()
-	gql := http.MaxBytesHandler(overHTTP(loader.Middleware(shared, srv)), maxBodyBytes)
+	timeout := cfg.OperationTimeout
+	if timeout <= 0 {
+		timeout = DefaultOperationTimeout
+	}
+	gql := http.MaxBytesHandler(withDeadline(timeout, overHTTP(loader.Middleware(shared, srv))), maxBodyBytes)
+	if len(cfg.CORSOrigins) > 0 {
+		// Outermost, so that a preflight is answered before the method
+		// checks and gqlgen's own OPTIONS answer, and so that refusals (405,
+		// 415) carry the headers a page needs to read them.
+		gql = allowCORS(cfg.CORSOrigins, gql)
+	}
 	mux.Handle("/graphql", gql)
-	// The playground's scripts are served from the binary (package
-	// graphiql), so it works without a CDN.
-	const assets = "/graphiql/"
-	mux.Handle("GET "+assets, graphiql.Handler(assets))
-	page := playground.Handler("Sure GraphQL", "/graphql", append(graphiql.Options(assets),
-		playground.WithGraphiqlUiHeaders(map[string]string{"X-Api-Key": cfg.PlaygroundAPIKey}),
-		playground.WithGraphiqlEnablePluginExplorer(true),
-		// The editor's state lives in the URL: shareable, and / opens on
-		// an example query that runs as it is.
-		playground.WithGraphiqlPersistStateInURL(true),
-	)...)
-	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.RawQuery == "" {
-			http.Redirect(w, r, "/?query="+url.QueryEscape(exampleQuery), http.StatusFound)
-			return
-		}
-		page(w, r)
-	})
+	if !cfg.DisablePlayground {
+		// The playground's scripts are served from the binary (package
+		// graphiql), so it works without a CDN. Nothing typed into it is
+		// kept (not in the URL, not in the browser's storage): it opens on
+		// the example query, which runs as it is, each time.
+		const assets = "/graphiql/"
+		mux.Handle("GET "+assets, graphiql.Handler(assets))
+		mux.Handle("GET /{$}", graphiql.Page(graphiql.PageConfig{
+			Title:        "Sure GraphQL",
+			Endpoint:     "/graphql",
+			Assets:       assets,
+			DefaultQuery: exampleQuery,
+			Headers:      map[string]string{"X-Api-Key": cfg.PlaygroundAPIKey},
+		}))
+	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
 	})
 	return mux
+}
+
+// corsMaxAge is how long a browser may cache a preflight's answer, in
+// seconds: a page's calls then cost one preflight every 10 minutes.
+const corsMaxAge = 600
+
+// allowCORS lets pages of origins call next from a browser: a preflight
+// (OPTIONS with Access-Control-Request-Method) is answered 204 for GET and
+// POST with the headers a caller sends (X-Api-Key, Content-Type,
+// X-Request-Id), and answers to an allowed origin name it, with
+// "Vary: Origin" on every answer. Credentials are not allowed: the key
+// travels in a header a page sets, not in a cookie a browser would add to
+// any site's request.
+func allowCORS(origins []string, next http.Handler) http.Handler {
+	return cors.New(cors.Options{
+		AllowedOrigins: origins,
+		AllowedMethods: []string{http.MethodGet, http.MethodPost},
+		AllowedHeaders: []string{"X-Api-Key", "Content-Type", "X-Request-Id"},
+		MaxAge:         corsMaxAge,
+	}).Handler(next)
+}
+
+// withDeadline gives each request's context a deadline d from now. It
+// derives from the request's context, so a client that goes away still
+// cancels the operation at once; at the deadline the resolvers' upstream
+// calls fail and the fields not yet answered carry the error, while those
+// already resolved still answer (a partial result, not a 503). A GET that
+// the coalescer shares with other requests goes on while one of them still
+// waits for it.
+func withDeadline(d time.Duration, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), d)
+		defer cancel()
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
 }
 
 // logOperation logs one line per operation: its name, duration, upstream
@@ -239,6 +306,24 @@ const exampleQuery = `# Sure's categories as a tree: one upstream call.
 }
 `
 
+// refuseIntrospection refuses an operation that asks for __schema or
+// __type (root fields of Query, also through fragments) when introspection
+// is turned off.
+func refuseIntrospection(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	oc := graphql.GetOperationContext(ctx)
+	if oc.Operation.Operation != ast.Query {
+		return next(ctx)
+	}
+	for _, f := range graphql.CollectFields(oc, oc.Operation.SelectionSet, []string{"Query"}) {
+		if f.Name == "__schema" || f.Name == "__type" {
+			err := gqlerror.Errorf("introspection is turned off on this server")
+			err.Extensions = map[string]any{"code": graph.CodeIntrospectionDisabled}
+			return refusal(ctx, err)
+		}
+	}
+	return next(ctx)
+}
+
 // requireAPIKey refuses, before any resolver runs, an operation that needs
 // the upstream when the request has no usable X-Api-Key. Introspection
 // (__schema, __type, __typename) needs no key.
@@ -266,8 +351,12 @@ func requireAPIKey(ctx context.Context, next graphql.OperationHandler) graphql.R
 
 // refuseTooExpensive refuses, before any call, an operation whose root
 // fields alone need more upstream calls than the budget.
-func refuseTooExpensive(budget int) graphql.OperationMiddleware {
+func refuseTooExpensive(maxCalls int) graphql.OperationMiddleware {
 	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+		budget := maxCalls
+		if l := loader.From(ctx); l != nil {
+			budget = l.Budget() // the key's share of its hourly limit, when lower
+		}
 		if budget <= 0 {
 			return next(ctx)
 		}

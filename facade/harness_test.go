@@ -23,6 +23,8 @@ type env struct {
 	t        *testing.T
 	upstream *restclienttest.Server
 	server   *httptest.Server
+	// upstreamConns is the facade's transport to the fake upstream.
+	upstreamConns *http.Transport
 }
 
 type envOption func(*envConfig)
@@ -30,7 +32,18 @@ type envOption func(*envConfig)
 type envConfig struct {
 	facade  facade.Config
 	timeout time.Duration
+	retry   *restclient.RetryPolicy
+	wrap    func(http.Handler) http.Handler // around the fake upstream
 }
+
+// withUpstreamWrapper puts a handler in front of the fake upstream, e.g. to
+// watch what reaches it.
+func withUpstreamWrapper(wrap func(http.Handler) http.Handler) envOption {
+	return func(c *envConfig) { c.wrap = wrap }
+}
+
+// withRetry replaces the harness's retry policy (one retry, no wait).
+func withRetry(p restclient.RetryPolicy) envOption { return func(c *envConfig) { c.retry = &p } }
 
 func withTimeout(d time.Duration) envOption { return func(c *envConfig) { c.timeout = d } }
 
@@ -44,12 +57,25 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 		o(&cfg)
 	}
 	up := restclienttest.New()
-	upSrv := httptest.NewServer(up)
+	var upHandler http.Handler = up
+	if cfg.wrap != nil {
+		upHandler = cfg.wrap(up)
+	}
+	upSrv := httptest.NewServer(upHandler)
 	t.Cleanup(upSrv.Close)
+	// Retries stay on but without waiting, unless the test chooses.
+	retry := restclient.RetryPolicy{MaxRetries: 1}
+	if cfg.retry != nil {
+		retry = *cfg.retry
+	}
+	// The production transport: with net/http's 2 idle connections per
+	// host, load tests would open (and leave in TIME_WAIT) a connection
+	// per call.
+	tr := restclient.NewTransport(0)
+	t.Cleanup(tr.CloseIdleConnections)
 	client, err := restclient.New(upSrv.URL,
-		restclient.WithHTTPClient(&http.Client{Timeout: cfg.timeout}),
-		// Retries stay on (one, as in production) but without waiting.
-		restclient.WithRetryPolicy(restclient.RetryPolicy{MaxRetries: 1}),
+		restclient.WithHTTPClient(&http.Client{Timeout: cfg.timeout, Transport: tr}),
+		restclient.WithRetryPolicy(retry),
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +86,7 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 	}
 	srv := httptest.NewServer(facade.New(cfg.facade))
 	t.Cleanup(srv.Close)
-	return &env{t: t, upstream: up, server: srv}
+	return &env{t: t, upstream: up, server: srv, upstreamConns: tr}
 }
 
 // client returns a GraphQL client that sends key as X-Api-Key ("" sends

@@ -7,7 +7,6 @@ import (
 	"html"
 	"io"
 	"net/http"
-	"net/url"
 	"regexp"
 	"strings"
 	"testing"
@@ -20,6 +19,7 @@ import (
 type httpResult struct {
 	status      int
 	contentType string
+	header      http.Header
 	body        map[string]any
 	raw         string
 	finalURL    string // after redirects
@@ -46,7 +46,7 @@ func send(t *testing.T, req *http.Request) httpResult {
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
-	r := httpResult{status: resp.StatusCode, contentType: resp.Header.Get("Content-Type"), raw: string(raw), finalURL: resp.Request.URL.String()}
+	r := httpResult{status: resp.StatusCode, contentType: resp.Header.Get("Content-Type"), header: resp.Header, raw: string(raw), finalURL: resp.Request.URL.String()}
 	_ = json.Unmarshal(raw, &r.body)
 	return r
 }
@@ -130,8 +130,11 @@ func TestHTTP_GETQueryButNotMutation(t *testing.T) {
 	if r := get("%7B%20categories(first%3A%201)%20%7B%20totalCount%20%7D%20%7D"); r.status != 200 || r.body["errors"] != nil {
 		t.Errorf("GET query: status %d body %s", r.status, r.raw)
 	}
-	if r := get("mutation%20%7B%20createChat(input%3A%20%7Btitle%3A%20%22x%22%7D)%20%7B%20chat%20%7B%20id%20%7D%20%7D%20%7D"); r.status == 200 && r.body["errors"] == nil {
-		t.Errorf("GET mutation was executed: %s", r.raw)
+	// GraphQL over HTTP: a mutation over GET is a method the operation
+	// does not allow.
+	r := get("mutation%20%7B%20createChat(input%3A%20%7Btitle%3A%20%22x%22%7D)%20%7B%20chat%20%7B%20id%20%7D%20%7D%20%7D")
+	if r.status != http.StatusMethodNotAllowed || r.header.Get("Allow") != "POST" || errorCode(r) != "METHOD_NOT_ALLOWED" {
+		t.Errorf("GET mutation: status %d, Allow %q, body %s; want 405, Allow: POST, METHOD_NOT_ALLOWED", r.status, r.header.Get("Allow"), r.raw)
 	}
 	if n := e.upstream.Calls(); n != 1 {
 		t.Errorf("upstream calls = %d, want 1 (the GET mutation must not run)", n)
@@ -140,12 +143,25 @@ func TestHTTP_GETQueryButNotMutation(t *testing.T) {
 
 func TestHTTP_PlaygroundAndHealth(t *testing.T) {
 	e := newEnv(t, withConfig(func(c *facade.Config) { c.PlaygroundAPIKey = "demo-key" }))
-	// / opens on an example query (in the URL, where the editor keeps its
-	// state).
+	// / is the page itself, with the demo key pre-filled: no redirect, and
+	// nothing of the editor's state in the URL.
 	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, e.server.URL+"/", nil)
 	r := send(t, req)
 	if r.status != 200 || !strings.Contains(r.raw, `{"X-Api-Key":"demo-key"}`) {
 		t.Errorf("playground: status %d, want the page with the demo key pre-filled", r.status)
+	}
+	if r.finalURL != e.server.URL+"/" {
+		t.Errorf("the playground opened at %s, want %s/", r.finalURL, e.server.URL)
+	}
+	// Headers are never persisted: GraphiQL is told so, and gets no
+	// storage of the browser's (.ci/browser/check.mjs checks the result).
+	if !strings.Contains(r.raw, "shouldPersistHeaders: false") {
+		t.Error("the page does not turn off shouldPersistHeaders")
+	}
+	for _, leak := range []string{"localStorage", "sessionStorage", "history.replaceState"} {
+		if strings.Contains(r.raw, leak) {
+			t.Errorf("the page uses %s", leak)
+		}
 	}
 	// Every script and style the page loads is served by the facade itself
 	// (no CDN), with the integrity hash the page declares.
@@ -156,11 +172,15 @@ func TestHTTP_PlaygroundAndHealth(t *testing.T) {
 	if strings.Contains(r.raw, "cdn.jsdelivr.net") {
 		t.Error("the page still loads from a CDN")
 	}
-	example := regexp.MustCompile(`query=([^&]+)`).FindStringSubmatch(r.finalURL)
+	// The example query the page opens with runs as it is.
+	example := regexp.MustCompile(`defaultQuery: ("(?:[^"\\]|\\.)*")`).FindStringSubmatch(r.raw)
 	if example == nil {
-		t.Fatalf("the playground opened at %s, want an example query in the URL", r.finalURL)
+		t.Fatal("the page has no default query")
 	}
-	q, _ := url.QueryUnescape(example[1])
+	var q string
+	if err := json.Unmarshal([]byte(example[1]), &q); err != nil {
+		t.Fatalf("default query %s: %v", example[1], err)
+	}
 	if res := e.do(restclienttest.DemoKey, q, nil); len(res.errs) > 0 || res.calls != 1 {
 		t.Errorf("the example query: errors %v, %d calls; want data in 1 call", res.errs, res.calls)
 	}
@@ -201,16 +221,25 @@ func TestHTTP_RequestErrors(t *testing.T) {
 			if r.status != tc.wantStatus {
 				t.Errorf("status = %d, want %d (%s)", r.status, tc.wantStatus, r.raw)
 			}
-			errs, _ := r.body["errors"].([]any)
-			if len(errs) == 0 {
-				t.Fatalf("no errors in %s", r.raw)
-			}
-			if code := errs[0].(map[string]any)["extensions"].(map[string]any)["code"]; code != tc.wantCode {
-				t.Errorf("code = %v, want %s", code, tc.wantCode)
+			if code := errorCode(r); code != tc.wantCode {
+				t.Errorf("code = %q, want %s (%s)", code, tc.wantCode, r.raw)
 			}
 		})
 	}
 	if n := e.upstream.Calls(); n != 0 {
 		t.Errorf("upstream calls = %d, want 0", n)
 	}
+}
+
+// errorCode returns extensions.code of the first error of a JSON answer, or
+// "" when there is none.
+func errorCode(r httpResult) string {
+	errs, _ := r.body["errors"].([]any)
+	if len(errs) == 0 {
+		return ""
+	}
+	first, _ := errs[0].(map[string]any)
+	ext, _ := first["extensions"].(map[string]any)
+	code, _ := ext["code"].(string)
+	return code
 }

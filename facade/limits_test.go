@@ -3,9 +3,9 @@ package facade_test
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
 	"regexp"
 	"strings"
 	"testing"
@@ -203,18 +203,19 @@ func TestLimits_LegitimateQueriesPass(t *testing.T) {
 	}
 }
 
-// playgroundExample is the query the playground opens with.
+// playgroundExample is the query the playground opens with, as its page
+// embeds it.
 func playgroundExample(t *testing.T, e *env) string {
 	t.Helper()
 	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, e.server.URL+"/", nil)
 	r := send(t, req)
-	m := regexp.MustCompile(`query=([^&]+)`).FindStringSubmatch(r.finalURL)
+	m := regexp.MustCompile(`defaultQuery: ("(?:[^"\\]|\\.)*")`).FindStringSubmatch(r.raw)
 	if m == nil {
-		t.Fatalf("no example query in %s", r.finalURL)
+		t.Fatalf("no example query in the playground's page (status %d)", r.status)
 	}
-	q, err := url.QueryUnescape(m[1])
-	if err != nil {
-		t.Fatal(err)
+	var q string
+	if err := json.Unmarshal([]byte(m[1]), &q); err != nil {
+		t.Fatalf("default query %s: %v", m[1], err)
 	}
 	return q
 }

@@ -3,26 +3,53 @@ package facade
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"mime"
 	"net/http"
 	"strings"
+
+	"suregql/graph"
 )
 
-// overHTTP adjusts gqlgen's status codes to the GraphQL-over-HTTP
-// specification (checked by the graphql-http audit in CI):
+// allowedMethods is what /graphql answers to; the Allow header of a 405
+// for any other method lists them.
+const allowedMethods = "GET, POST, OPTIONS"
+
+// overHTTP adjusts gqlgen's answers to the GraphQL-over-HTTP specification
+// (checked by the graphql-http audit in CI) before and after gqlgen runs:
 //
+//   - a method other than GET, POST and OPTIONS is refused with 405 and
+//     Allow (gqlgen would answer 400 "transport not supported");
+//   - a POST whose body is not application/json is refused with 415 (gqlgen
+//     would answer 400 in text/plain);
 //   - a request without a document (no "query" and no persisted query) is
 //     a bad request: 400, before any execution;
+//   - a mutation sent with GET is refused with 405 and "Allow: POST" (gqlgen
+//     answers 406, which is about the Accept header, not the method);
 //   - with the legacy application/json media type, parse and validation
 //     failures SHOULD answer 200 (gqlgen answers 422), because clients of
 //     that type read errors from the body.
+//
+// Every refusal is a JSON body with an extensions.code, like the errors of
+// GraphQL itself, so that a client has one way to read them.
 func overHTTP(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost && isJSON(r.Header.Get("Content-Type")) {
+		switch r.Method {
+		case http.MethodGet, http.MethodOptions:
+		case http.MethodPost:
+			if !isJSON(r.Header.Get("Content-Type")) {
+				writeRequestError(w, http.StatusUnsupportedMediaType, graph.CodeUnsupportedMediaType,
+					"the body of a POST must be application/json")
+				return
+			}
 			body, err := io.ReadAll(r.Body)
 			if err != nil {
-				writeRequestError(w, http.StatusRequestEntityTooLarge, "request body too large or unreadable")
+				status, msg := http.StatusBadRequest, "the request body could not be read"
+				if tooLarge := new(http.MaxBytesError); errors.As(err, &tooLarge) {
+					status, msg = http.StatusRequestEntityTooLarge, "the request body is too large"
+				}
+				writeRequestError(w, status, graph.CodeBadRequest, msg)
 				return
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
@@ -36,11 +63,16 @@ func overHTTP(next http.Handler) http.Handler {
 				} `json:"extensions"`
 			}
 			if json.Unmarshal(body, &params) == nil && isAbsent(params.Query) && isAbsent(params.Extensions.PersistedQuery) {
-				writeRequestError(w, http.StatusBadRequest, "the request has no query")
+				writeRequestError(w, http.StatusBadRequest, graph.CodeBadRequest, "the request has no query")
 				return
 			}
+		default:
+			w.Header().Set("Allow", allowedMethods)
+			writeRequestError(w, http.StatusMethodNotAllowed, graph.CodeMethodNotAllowed,
+				"method "+r.Method+" is not allowed; send GET or POST")
+			return
 		}
-		next.ServeHTTP(&legacyStatus{ResponseWriter: w}, r)
+		next.ServeHTTP(&statusWriter{ResponseWriter: w, method: r.Method}, r)
 	})
 }
 
@@ -52,25 +84,48 @@ func isJSON(contentType string) bool {
 	return err == nil && mt == "application/json"
 }
 
-func writeRequestError(w http.ResponseWriter, status int, msg string) {
+func writeRequestError(w http.ResponseWriter, status int, code, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(map[string]any{
-		"errors": []map[string]any{{"message": msg, "extensions": map[string]any{"code": "BAD_REQUEST"}}},
+		"errors": []map[string]any{{"message": msg, "extensions": map[string]any{"code": code}}},
 	})
 }
 
-// legacyStatus turns gqlgen's 422 into 200 for application/json answers.
-type legacyStatus struct {
+// statusWriter rewrites the statuses gqlgen chooses where the
+// specification asks for others.
+type statusWriter struct {
 	http.ResponseWriter
+	method string
+	// replaced is set once the answer was written here; what gqlgen writes
+	// after that is dropped.
+	replaced bool
 }
 
-func (w *legacyStatus) WriteHeader(status int) {
-	if status == http.StatusUnprocessableEntity && strings.HasPrefix(w.Header().Get("Content-Type"), "application/json") {
+func (w *statusWriter) WriteHeader(status int) {
+	switch {
+	case status == http.StatusNotAcceptable && w.method == http.MethodGet:
+		// gqlgen's GET transport answers 406 for exactly one thing: an
+		// operation other than a query. Rewriting its answer (rather than
+		// parsing the document here first) also covers a persisted query
+		// sent by hash alone.
+		w.replaced = true
+		w.Header().Set("Allow", http.MethodPost)
+		writeRequestError(w.ResponseWriter, http.StatusMethodNotAllowed, graph.CodeMethodNotAllowed,
+			"only queries may be sent with GET; send mutations with POST")
+		return
+	case status == http.StatusUnprocessableEntity && strings.HasPrefix(w.Header().Get("Content-Type"), "application/json"):
 		status = http.StatusOK
 	}
 	w.ResponseWriter.WriteHeader(status)
 }
 
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.replaced {
+		return len(b), nil
+	}
+	return w.ResponseWriter.Write(b)
+}
+
 // Unwrap lets http.ResponseController reach the underlying writer.
-func (w *legacyStatus) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

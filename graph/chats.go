@@ -138,9 +138,9 @@ func blankTitle() *model.UserError {
 
 // writeOutcome is the payload of a chat write: the chat, or the user errors
 // an upstream 404 or 422 stands for, or (for anything else) the error.
-func writeOutcome(chat *restclient.Chat, err error) (*model.Chat, []*model.UserError, error) {
+func writeOutcome(chat *model.Chat, err error) (*model.Chat, []*model.UserError, error) {
 	if err == nil {
-		return chatFromShow(chat), []*model.UserError{}, nil
+		return chat, []*model.UserError{}, nil
 	}
 	if ue := userErrorsFrom(err); ue != nil {
 		return nil, ue, nil

@@ -31,7 +31,7 @@ func newWindow[T, N any](list string, res paging.Result[T], node func(T) N) wind
 	}
 	for i, it := range res.Items {
 		w.nodes[i] = node(it)
-		w.cursors[i] = paging.EncodeCursor(list, res.Start+i, res.Total)
+		w.cursors[i] = paging.EncodeCursor(list, res.Start+i)
 	}
 	if n := len(w.cursors); n > 0 {
 		w.info.StartCursor, w.info.EndCursor = &w.cursors[0], &w.cursors[n-1]

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"unicode/utf8"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -28,7 +29,52 @@ const (
 	CodeInternal            = "INTERNAL"
 	CodeQueryTooExpensive   = "QUERY_TOO_EXPENSIVE"
 	CodeBadRequest          = "BAD_REQUEST"
+	// CodeUpstreamOutcomeUnknown: a write was sent but its answer was lost;
+	// it may have been applied. Never retried blindly.
+	CodeUpstreamOutcomeUnknown = "UPSTREAM_OUTCOME_UNKNOWN"
 )
+
+// Codes of refusals by package facade, before any resolver runs: by its
+// HTTP layer (the method, the media type) or by an operation middleware.
+const (
+	CodeMethodNotAllowed      = "METHOD_NOT_ALLOWED"
+	CodeUnsupportedMediaType  = "UNSUPPORTED_MEDIA_TYPE"
+	CodeIntrospectionDisabled = "INTROSPECTION_DISABLED"
+)
+
+// maxEcho bounds how much of a caller's value an error message repeats:
+// enough to recognise it, never a megabyte sent back.
+const maxEcho = 100
+
+// echo quotes v for an error message, cut to maxEcho bytes (on a rune
+// boundary) with the original length said.
+func echo(v string) string {
+	if len(v) <= maxEcho {
+		return fmt.Sprintf("%q", v)
+	}
+	cut := maxEcho
+	for cut > 0 && !utf8.RuneStart(v[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%q… (%d bytes)", v[:cut], len(v))
+}
+
+// outcomeUnknownError is a write whose answer was lost after it was sent.
+type outcomeUnknownError struct {
+	action  string // "created", "renamed"
+	checked bool   // one read looked for the write's effect and did not find it
+	cause   error
+}
+
+func (e *outcomeUnknownError) Error() string {
+	msg := fmt.Sprintf("the Sure server did not answer the write, which may still have been applied: the chat may have been %s", e.action)
+	if e.checked {
+		msg += "; it was not visible when checked right after"
+	}
+	return msg + ". Check the chats before sending it again, or it may be applied twice"
+}
+
+func (e *outcomeUnknownError) Unwrap() error { return e.cause }
 
 // badInput is an argument the caller must fix; it never reaches upstream.
 type badInput struct {
@@ -39,7 +85,7 @@ type badInput struct {
 func (e *badInput) Error() string { return fmt.Sprintf("%s: %s", e.arg, e.msg) }
 
 func invalidID(arg, value string) error {
-	return &badInput{arg: arg, msg: fmt.Sprintf("%q is not a UUID", value)}
+	return &badInput{arg: arg, msg: echo(value) + " is not a UUID"}
 }
 
 // ErrorPresenter returns the presenter that maps errors to GraphQL errors
@@ -99,8 +145,11 @@ func present(err error) (string, map[string]any) {
 		argErr  *paging.ArgumentError
 		nf      *notFound
 		tooMuch *loader.TooExpensiveError
+		unknown *outcomeUnknownError
 	)
 	switch {
+	case errors.As(err, &unknown):
+		return unknown.Error(), map[string]any{"code": CodeUpstreamOutcomeUnknown, "checked": unknown.checked}
 	case errors.As(err, &tooMuch):
 		return tooMuch.Error(), map[string]any{
 			"code": CodeQueryTooExpensive, "budget": tooMuch.Budget, "planned": tooMuch.Planned, "spent": tooMuch.Spent,
@@ -112,7 +161,7 @@ func present(err error) (string, map[string]any) {
 	case errors.As(err, &bad):
 		return err.Error(), code(CodeBadUserInput)
 	case errors.As(err, &invalid):
-		return fmt.Sprintf("%s %q is not a UUID", invalid.Field, invalid.Value), code(CodeBadUserInput)
+		return fmt.Sprintf("%s %s is not a UUID", invalid.Field, echo(invalid.Value)), code(CodeBadUserInput)
 	case errors.As(err, &argErr), errors.Is(err, paging.ErrInvalidCursor):
 		return err.Error(), code(CodeBadUserInput)
 	case errors.As(err, &rl):
@@ -121,8 +170,28 @@ func present(err error) (string, map[string]any) {
 			map[string]any{"code": CodeRateLimited, "retryAfter": secs}
 	case errors.As(err, &api):
 		return presentAPIError(api)
-	case errors.As(err, &unavail), errors.Is(err, context.DeadlineExceeded), errors.Is(err, paging.ErrIncomplete):
-		return "the Sure server is unavailable; try again later", code(CodeUpstreamUnavailable)
+	case errors.As(err, &unavail):
+		ext := code(CodeUpstreamUnavailable)
+		if unavail.Status != 0 {
+			ext["status"] = unavail.Status
+		}
+		if isTimeout(unavail) {
+			ext["reason"] = "timeout"
+			return "the Sure server did not answer in time; try again later", ext
+		}
+		if unavail.Status != 0 {
+			return fmt.Sprintf("the Sure server answered %d; try again later", unavail.Status), ext
+		}
+		return "the Sure server could not be reached; try again later", ext
+	case errors.Is(err, context.DeadlineExceeded):
+		return "the operation ran out of time before the Sure server answered", map[string]any{"code": CodeUpstreamUnavailable, "reason": "timeout"}
+	case errors.Is(err, context.Canceled):
+		// The client went away while a field waited (for a call another
+		// request shares, say); nobody reads this, and it is no bug to log.
+		return "the request was canceled before the Sure server answered",
+			map[string]any{"code": CodeUpstreamUnavailable, "reason": "canceled"}
+	case errors.Is(err, paging.ErrIncomplete):
+		return "the Sure server's pages did not add up (the list changed while it was read); try again", code(CodeUpstreamUnavailable)
 	}
 	return "", nil
 }
@@ -145,6 +214,13 @@ func presentAPIError(api *restclient.APIError) (string, map[string]any) {
 	}
 	return fmt.Sprintf("the Sure server rejected the request (status %d)", api.StatusCode),
 		map[string]any{"code": CodeUpstreamRejected, "status": api.StatusCode}
+}
+
+// isTimeout reports whether err is a deadline passing (the operation's, or
+// the HTTP client's per-attempt timeout).
+func isTimeout(err error) bool {
+	var t interface{ Timeout() bool }
+	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &t) && t.Timeout())
 }
 
 func code(c string) map[string]any { return map[string]any{"code": c} }

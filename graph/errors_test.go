@@ -127,20 +127,38 @@ func TestErrorPresenter(t *testing.T) {
 		{
 			name:    "unreachable upstream",
 			err:     &restclient.UnavailableError{Op: op, Err: urlErr},
-			wantMsg: "the Sure server is unavailable; try again later",
+			wantMsg: "the Sure server could not be reached; try again later",
 			wantExt: map[string]any{"code": CodeUpstreamUnavailable},
 		},
 		{
 			name:    "proxy 502",
 			err:     &restclient.UnavailableError{Op: op, Status: http.StatusBadGateway, Err: errors.New("status 502")},
-			wantMsg: "the Sure server is unavailable; try again later",
-			wantExt: map[string]any{"code": CodeUpstreamUnavailable},
+			wantMsg: "the Sure server answered 502; try again later",
+			wantExt: map[string]any{"code": CodeUpstreamUnavailable, "status": 502},
 		},
 		{
 			name:    "deadline",
 			err:     fmt.Errorf("get %s: %w", upstreamURL, context.DeadlineExceeded),
-			wantMsg: "the Sure server is unavailable; try again later",
-			wantExt: map[string]any{"code": CodeUpstreamUnavailable},
+			wantMsg: "the operation ran out of time before the Sure server answered",
+			wantExt: map[string]any{"code": CodeUpstreamUnavailable, "reason": "timeout"},
+		},
+		{
+			name:    "upstream attempt timed out",
+			err:     &restclient.UnavailableError{Op: op, Err: fmt.Errorf("get: %w", context.DeadlineExceeded)},
+			wantMsg: "the Sure server did not answer in time; try again later",
+			wantExt: map[string]any{"code": CodeUpstreamUnavailable, "reason": "timeout"},
+		},
+		{
+			name:    "write whose answer was lost",
+			err:     &outcomeUnknownError{action: "created", checked: true, cause: &restclient.UnavailableError{Op: op, Err: context.DeadlineExceeded}},
+			wantMsg: "the Sure server did not answer the write, which may still have been applied: the chat may have been created; it was not visible when checked right after. Check the chats before sending it again, or it may be applied twice",
+			wantExt: map[string]any{"code": CodeUpstreamOutcomeUnknown, "checked": true},
+		},
+		{
+			name:    "client went away",
+			err:     fmt.Errorf("wait for a shared call: %w", context.Canceled),
+			wantMsg: "the request was canceled before the Sure server answered",
+			wantExt: map[string]any{"code": CodeUpstreamUnavailable, "reason": "canceled"},
 		},
 		{
 			name:    "id that is not a UUID (client check)",

@@ -90,6 +90,7 @@ type ComplexityRoot struct {
 	CreateChatPayload struct {
 		Chat             func(childComplexity int) int
 		ClientMutationID func(childComplexity int) int
+		ConfirmedByRead  func(childComplexity int) int
 		UserErrors       func(childComplexity int) int
 	}
 
@@ -185,6 +186,7 @@ type ComplexityRoot struct {
 	UpdateChatPayload struct {
 		Chat             func(childComplexity int) int
 		ClientMutationID func(childComplexity int) int
+		ConfirmedByRead  func(childComplexity int) int
 		UserErrors       func(childComplexity int) int
 	}
 
@@ -446,6 +448,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CreateChatPayload.ClientMutationID(childComplexity), true
+	case "CreateChatPayload.confirmedByRead":
+		if e.ComplexityRoot.CreateChatPayload.ConfirmedByRead == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreateChatPayload.ConfirmedByRead(childComplexity), true
 	case "CreateChatPayload.userErrors":
 		if e.ComplexityRoot.CreateChatPayload.UserErrors == nil {
 			break
@@ -848,6 +856,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.UpdateChatPayload.ClientMutationID(childComplexity), true
+	case "UpdateChatPayload.confirmedByRead":
+		if e.ComplexityRoot.UpdateChatPayload.ConfirmedByRead == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdateChatPayload.ConfirmedByRead(childComplexity), true
 	case "UpdateChatPayload.userErrors":
 		if e.ComplexityRoot.UpdateChatPayload.UserErrors == nil {
 			break
@@ -1047,12 +1061,20 @@ type RateLimit {
 """
 Writes. Each mutation is one upstream call. Invalid input (such as a blank title) is
 answered in ` + "`" + `userErrors` + "`" + `, not as a top-level error.
+
+The payloads are nullable on purpose: the mutations of one operation run one after
+the other and are independent, so when one fails (a top-level error with its
+` + "`" + `extensions.code` + "`" + `) only its own field is ` + "`" + `null` + "`" + ` and the others keep their answers,
+such as the id of a chat that was created. When the upstream's answer to a write is
+lost (a timeout or a dropped connection after the request was sent), the write may
+have been applied: the facade then reads once to settle it (` + "`" + `confirmedByRead` + "`" + `), or
+answers ` + "`" + `UPSTREAM_OUTCOME_UNKNOWN` + "`" + `, never a "try again" that could duplicate it.
 """
 type Mutation {
   "Starts a new chat, optionally with a first user message. Needs a key with the write scope and AI features enabled."
-  createChat("The new chat's title, first message and model." input: CreateChatInput!): CreateChatPayload!
+  createChat("The new chat's title, first message and model." input: CreateChatInput!): CreateChatPayload
   "Renames a chat. Needs a key with the write scope and AI features enabled."
-  updateChat("The chat's id and new title." input: UpdateChatInput!): UpdateChatPayload!
+  updateChat("The chat's id and new title." input: UpdateChatInput!): UpdateChatPayload
 }
 
 "Whether a category counts money coming in or going out."
@@ -1249,6 +1271,12 @@ type CreateChatPayload {
   userErrors: [UserError!]!
   "The ` + "`" + `clientMutationId` + "`" + ` of the input."
   clientMutationId: String
+  """
+  ` + "`" + `true` + "`" + ` when the upstream's answer to the write was lost and the facade found the
+  new chat with one read of the newest chats instead (same title, created after the
+  request was sent); ` + "`" + `false` + "`" + ` when the upstream answered the write itself.
+  """
+  confirmedByRead: Boolean!
 }
 
 "Result of ` + "`" + `updateChat` + "`" + `: the renamed chat, or why it was not renamed."
@@ -1259,6 +1287,12 @@ type UpdateChatPayload {
   userErrors: [UserError!]!
   "The ` + "`" + `clientMutationId` + "`" + ` of the input."
   clientMutationId: String
+  """
+  ` + "`" + `true` + "`" + ` when the upstream's answer to the write was lost and the facade read the chat
+  once to confirm it carries the new title; ` + "`" + `false` + "`" + ` when the upstream answered the
+  write itself.
+  """
+  confirmedByRead: Boolean!
 }
 
 "A problem with a mutation's input, meant to be shown next to the form field."
@@ -1454,6 +1488,8 @@ func (ec *executionContext) childFields_CreateChatPayload(ctx context.Context, f
 		return ec.fieldContext_CreateChatPayload_userErrors(ctx, field)
 	case "clientMutationId":
 		return ec.fieldContext_CreateChatPayload_clientMutationId(ctx, field)
+	case "confirmedByRead":
+		return ec.fieldContext_CreateChatPayload_confirmedByRead(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CreateChatPayload", field.Name)
 }
@@ -1616,6 +1652,8 @@ func (ec *executionContext) childFields_UpdateChatPayload(ctx context.Context, f
 		return ec.fieldContext_UpdateChatPayload_userErrors(ctx, field)
 	case "clientMutationId":
 		return ec.fieldContext_UpdateChatPayload_clientMutationId(ctx, field)
+	case "confirmedByRead":
+		return ec.fieldContext_UpdateChatPayload_confirmedByRead(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type UpdateChatPayload", field.Name)
 }
@@ -2968,6 +3006,29 @@ func (ec *executionContext) fieldContext_CreateChatPayload_clientMutationId(_ co
 	return graphql.NewScalarFieldContext("CreateChatPayload", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _CreateChatPayload_confirmedByRead(ctx context.Context, field graphql.CollectedField, obj *model.CreateChatPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreateChatPayload_confirmedByRead(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConfirmedByRead, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CreateChatPayload_confirmedByRead(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CreateChatPayload", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _Import_id(ctx context.Context, field graphql.CollectedField, obj *model.Import) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3850,10 +3911,10 @@ func (ec *executionContext) _Mutation_createChat(ctx context.Context, field grap
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.CreateChatPayload) graphql.Marshaler {
-			return ec.marshalNCreateChatPayload2ᚖsuregqlᚋgraphᚋmodelᚐCreateChatPayload(ctx, selections, v)
+			return ec.marshalOCreateChatPayload2ᚖsuregqlᚋgraphᚋmodelᚐCreateChatPayload(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_createChat(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -3894,10 +3955,10 @@ func (ec *executionContext) _Mutation_updateChat(ctx context.Context, field grap
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.UpdateChatPayload) graphql.Marshaler {
-			return ec.marshalNUpdateChatPayload2ᚖsuregqlᚋgraphᚋmodelᚐUpdateChatPayload(ctx, selections, v)
+			return ec.marshalOUpdateChatPayload2ᚖsuregqlᚋgraphᚋmodelᚐUpdateChatPayload(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_updateChat(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -4636,6 +4697,29 @@ func (ec *executionContext) _UpdateChatPayload_clientMutationId(ctx context.Cont
 }
 func (ec *executionContext) fieldContext_UpdateChatPayload_clientMutationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UpdateChatPayload", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _UpdateChatPayload_confirmedByRead(ctx context.Context, field graphql.CollectedField, obj *model.UpdateChatPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdateChatPayload_confirmedByRead(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConfirmedByRead, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UpdateChatPayload_confirmedByRead(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UpdateChatPayload", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _UserError_field(ctx context.Context, field graphql.CollectedField, obj *model.UserError) (ret graphql.Marshaler) {
@@ -6376,6 +6460,11 @@ func (ec *executionContext) _CreateChatPayload(ctx context.Context, sel ast.Sele
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "confirmedByRead":
+			out.Values[i] = ec._CreateChatPayload_confirmedByRead(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -6794,14 +6883,14 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createChat(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "updateChat":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_updateChat(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -7201,6 +7290,11 @@ func (ec *executionContext) _UpdateChatPayload(ctx context.Context, sel ast.Sele
 		case "clientMutationId":
 			out.Values[i] = ec._UpdateChatPayload_clientMutationId(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "confirmedByRead":
+			out.Values[i] = ec._UpdateChatPayload_confirmedByRead(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -7799,16 +7893,6 @@ func (ec *executionContext) unmarshalNCreateChatInput2suregqlᚋgraphᚋmodelᚐ
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNCreateChatPayload2ᚖsuregqlᚋgraphᚋmodelᚐCreateChatPayload(ctx context.Context, sel ast.SelectionSet, v *model.CreateChatPayload) graphql.Marshaler {
-	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
-		return graphql.Null
-	}
-	return ec._CreateChatPayload(ctx, sel, v)
-}
-
 func (ec *executionContext) unmarshalNDateTime2timeᚐTime(ctx context.Context, v any) (time.Time, error) {
 	res, err := model.UnmarshalDateTime(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -8000,16 +8084,6 @@ func (ec *executionContext) marshalNToolCall2ᚖsuregqlᚋgraphᚋmodelᚐToolCa
 func (ec *executionContext) unmarshalNUpdateChatInput2suregqlᚋgraphᚋmodelᚐUpdateChatInput(ctx context.Context, v any) (model.UpdateChatInput, error) {
 	res, err := ec.unmarshalInputUpdateChatInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
-}
-
-func (ec *executionContext) marshalNUpdateChatPayload2ᚖsuregqlᚋgraphᚋmodelᚐUpdateChatPayload(ctx context.Context, sel ast.SelectionSet, v *model.UpdateChatPayload) graphql.Marshaler {
-	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
-		return graphql.Null
-	}
-	return ec._UpdateChatPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNUserError2ᚕᚖsuregqlᚋgraphᚋmodelᚐUserErrorᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.UserError) graphql.Marshaler {
@@ -8252,6 +8326,13 @@ func (ec *executionContext) marshalOChatConnection2ᚖsuregqlᚋgraphᚋmodelᚐ
 	return ec._ChatConnection(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOCreateChatPayload2ᚖsuregqlᚋgraphᚋmodelᚐCreateChatPayload(ctx context.Context, sel ast.SelectionSet, v *model.CreateChatPayload) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._CreateChatPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalODateTime2ᚖtimeᚐTime(ctx context.Context, v any) (*time.Time, error) {
 	if v == nil {
 		return nil, nil
@@ -8394,6 +8475,13 @@ func (ec *executionContext) marshalOString2ᚖstring(ctx context.Context, sel as
 	_ = ctx
 	res := graphql.MarshalString(*v)
 	return res
+}
+
+func (ec *executionContext) marshalOUpdateChatPayload2ᚖsuregqlᚋgraphᚋmodelᚐUpdateChatPayload(ctx context.Context, sel ast.SelectionSet, v *model.UpdateChatPayload) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._UpdateChatPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValueᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.EnumValue) graphql.Marshaler {

@@ -80,11 +80,11 @@ func (r *mutationResolver) CreateChat(ctx context.Context, input model.CreateCha
 	if input.Model != nil {
 		req.Model = *input.Model
 	}
-	chat, err := l.Client().CreateChat(ctx, req)
-	l.ChatsChanged()
+	chat, confirmed, err := createChat(ctx, l, req)
 	if out.Chat, out.UserErrors, err = writeOutcome(chat, err); err != nil {
 		return nil, err
 	}
+	out.ConfirmedByRead = confirmed
 	return out, nil
 }
 
@@ -107,11 +107,11 @@ func (r *mutationResolver) UpdateChat(ctx context.Context, input model.UpdateCha
 	if err != nil {
 		return nil, err
 	}
-	chat, err := l.Client().UpdateChat(ctx, id, input.Title)
-	l.ChatsChanged()
+	chat, confirmed, err := updateChat(ctx, l, id, input.Title)
 	if out.Chat, out.UserErrors, err = writeOutcome(chat, err); err != nil {
 		return nil, err
 	}
+	out.ConfirmedByRead = confirmed
 	return out, nil
 }
 

@@ -1,9 +1,10 @@
-// Package graphiql serves the GraphiQL playground's scripts and styles from
-// the binary, so the playground works without reaching a CDN (offline
-// laptops, locked-down networks). The files are the exact ones gqlgen's
-// playground loads from jsDelivr by default (assets/NOTICE.md; update.sh
-// refreshes them), served under a prefix with long-lived caching and
-// Subresource Integrity hashes computed from the embedded bytes.
+// Package graphiql serves the GraphiQL playground: its page (Page), and its
+// scripts and styles from the binary (Handler), so the playground works
+// without reaching a CDN (offline laptops, locked-down networks). The files
+// are the exact ones gqlgen's playground loads from jsDelivr by default
+// (assets/NOTICE.md; update.sh refreshes them), served under a prefix with
+// long-lived caching and Subresource Integrity hashes computed from the
+// embedded bytes.
 package graphiql
 
 import (
@@ -12,9 +13,6 @@ import (
 	"encoding/base64"
 	"io/fs"
 	"net/http"
-	"path"
-
-	"github.com/99designs/gqlgen/graphql/playground"
 )
 
 //go:embed assets/*.js assets/*.css
@@ -32,19 +30,6 @@ func Handler(prefix string) http.Handler {
 		w.Header().Set("Cache-Control", "public, max-age=86400")
 		files.ServeHTTP(w, r)
 	})
-}
-
-// Options point gqlgen's playground at the files Handler serves under
-// prefix.
-func Options(prefix string) []playground.GraphiqlConfigOption {
-	url := func(name string) string { return path.Join(prefix, name) }
-	return []playground.GraphiqlConfigOption{
-		playground.WithGraphiqlVersion(url("graphiql.min.js"), url("graphiql.min.css"), sri("graphiql.min.js"), sri("graphiql.min.css")),
-		playground.WithGraphiqlReactVersion(url("react.production.min.js"), url("react-dom.production.min.js"),
-			sri("react.production.min.js"), sri("react-dom.production.min.js")),
-		playground.WithGraphiqlPluginExplorerVersion(url("plugin-explorer.umd.js"), url("plugin-explorer.css"),
-			sri("plugin-explorer.umd.js"), sri("plugin-explorer.css")),
-	}
 }
 
 // sri returns the Subresource Integrity value of an embedded file.

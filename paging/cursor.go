@@ -4,9 +4,10 @@
 //
 // Upstream lists are pagy pages: a page number and a page size. A Relay
 // window is an offset range. Cursors here are opaque encodings of an offset
-// in one specific list (kind and filters), plus the list's length when the
-// cursor was made, so that a window that is empty by arithmetic (after the
-// last item) is answered without a call.
+// in one specific list (kind and filters), and of nothing else: the list's
+// length, hasNextPage and totalCount always come from an upstream answer
+// (or what the caller knows to be current), never from a cursor, which a
+// client may keep for long or edit.
 package paging
 
 import (
@@ -21,7 +22,8 @@ import (
 
 // cursorVersion prefixes every cursor so that the format can change without
 // misreading old cursors.
-const cursorVersion = "c1"
+// c1 cursors also carried the list's length; they are refused.
+const cursorVersion = "c2"
 
 // maxOffset bounds decoded offsets; no upstream list is near this long, and
 // the bound keeps page arithmetic far from overflow.
@@ -34,7 +36,6 @@ var ErrInvalidCursor = errors.New("invalid cursor")
 // Position is what a cursor holds.
 type Position struct {
 	Offset int // zero-based index of the item in its list
-	Total  int // the list's length when the cursor was made
 }
 
 // listTag is a short digest of a list's identity: cursors name their list
@@ -44,10 +45,9 @@ func listTag(list string) string {
 	return hex.EncodeToString(sum[:6])
 }
 
-// EncodeCursor returns the cursor of the item at offset in list, whose
-// length is total.
-func EncodeCursor(list string, offset, total int) string {
-	raw := cursorVersion + ":" + listTag(list) + ":" + strconv.Itoa(offset) + ":" + strconv.Itoa(total)
+// EncodeCursor returns the cursor of the item at offset in list.
+func EncodeCursor(list string, offset int) string {
+	raw := cursorVersion + ":" + listTag(list) + ":" + strconv.Itoa(offset)
 	return base64.RawURLEncoding.EncodeToString([]byte(raw))
 }
 
@@ -60,23 +60,22 @@ func DecodeCursor(list, cursor string) (Position, error) {
 		return Position{}, fmt.Errorf("%w: not base64url", ErrInvalidCursor)
 	}
 	parts := strings.Split(string(raw), ":")
-	if len(parts) != 4 || parts[0] != cursorVersion {
+	if len(parts) != 3 || parts[0] != cursorVersion {
 		return Position{}, fmt.Errorf("%w: unknown format", ErrInvalidCursor)
 	}
 	if parts[1] != listTag(list) {
 		return Position{}, fmt.Errorf("%w: made for another list or filter", ErrInvalidCursor)
 	}
-	offset, err1 := parseBounded(parts[2])
-	total, err2 := parseBounded(parts[3])
-	if err1 != nil || err2 != nil || offset >= total {
+	offset, err := parseBounded(parts[2])
+	if err != nil {
 		return Position{}, fmt.Errorf("%w: bad position", ErrInvalidCursor)
 	}
 	// base64 decoding tolerates line breaks and stray trailing bits: accept
 	// only the exact text EncodeCursor writes, so a position has one cursor.
-	if EncodeCursor(list, offset, total) != cursor {
+	if EncodeCursor(list, offset) != cursor {
 		return Position{}, fmt.Errorf("%w: not canonical", ErrInvalidCursor)
 	}
-	return Position{Offset: offset, Total: total}, nil
+	return Position{Offset: offset}, nil
 }
 
 // parseBounded parses a canonical non-negative decimal below maxOffset, so

@@ -9,36 +9,38 @@ import (
 	"suregql/paging"
 )
 
-// rawCursor builds a cursor from raw fields, borrowing the list tag of a
-// genuine cursor of list, so that tests can craft malformed positions.
-func rawCursor(t testing.TB, list, version, offset, total string) string {
+// rawCursor builds a cursor from a version and raw fields, borrowing the
+// list tag of a genuine cursor of list, so that tests can craft malformed
+// positions and cursors of other formats: the text is
+// version:tag:fields[0]:fields[1]...
+func rawCursor(t testing.TB, list, version string, fields ...string) string {
 	t.Helper()
-	raw, err := base64.RawURLEncoding.DecodeString(paging.EncodeCursor(list, 0, 1))
+	raw, err := base64.RawURLEncoding.DecodeString(paging.EncodeCursor(list, 0))
 	if err != nil {
 		t.Fatalf("decode a genuine cursor: %v", err)
 	}
 	parts := strings.Split(string(raw), ":")
-	if len(parts) != 4 {
-		t.Fatalf("genuine cursor %q has %d fields, want 4", raw, len(parts))
+	if len(parts) != 3 {
+		t.Fatalf("genuine cursor %q has %d fields, want 3", raw, len(parts))
 	}
-	return base64.RawURLEncoding.EncodeToString([]byte(version + ":" + parts[1] + ":" + offset + ":" + total))
+	return base64.RawURLEncoding.EncodeToString([]byte(strings.Join(append([]string{version, parts[1]}, fields...), ":")))
 }
 
 func TestCursor_RoundTrip(t *testing.T) {
 	tests := []struct {
-		name          string
-		list          string
-		offset, total int
+		name   string
+		list   string
+		offset int
 	}{
-		{name: "first item", list: "categories", offset: 0, total: 1},
-		{name: "last item of a page", list: "chats", offset: 19, total: 20},
-		{name: "filtered list", list: "categories?classification=income&parent_id=6f1c", offset: 41, total: 120},
-		{name: "empty list name", list: "", offset: 5, total: 10},
-		{name: "largest position", list: "categories", offset: 1<<30 - 2, total: 1<<30 - 1},
+		{name: "first item", list: "categories", offset: 0},
+		{name: "last item of a page", list: "chats", offset: 19},
+		{name: "filtered list", list: "categories?classification=income&parent_id=6f1c", offset: 41},
+		{name: "empty list name", list: "", offset: 5},
+		{name: "largest position", list: "categories", offset: 1<<30 - 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := paging.EncodeCursor(tt.list, tt.offset, tt.total)
+			c := paging.EncodeCursor(tt.list, tt.offset)
 			if strings.ContainsAny(c, "+/=\n") {
 				t.Errorf("EncodeCursor = %q, want URL-safe text without padding", c)
 			}
@@ -46,46 +48,68 @@ func TestCursor_RoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatalf("DecodeCursor(%q) error: %v", c, err)
 			}
-			want := paging.Position{Offset: tt.offset, Total: tt.total}
+			want := paging.Position{Offset: tt.offset}
 			if got != want {
-				t.Errorf("DecodeCursor(EncodeCursor(%d, %d)) = %+v, want %+v", tt.offset, tt.total, got, want)
+				t.Errorf("DecodeCursor(EncodeCursor(%d)) = %+v, want %+v", tt.offset, got, want)
 			}
 		})
 	}
 }
 
+// TestCursor_HoldsOnlyAPosition pins the format: version c2, the list's
+// tag, the offset, and nothing else. A cursor that carried the list's length
+// would let a client that kept it (or edited it) set totalCount and
+// hasNextPage.
+func TestCursor_HoldsOnlyAPosition(t *testing.T) {
+	const list = "categories"
+	raw, err := base64.RawURLEncoding.DecodeString(paging.EncodeCursor(list, 41))
+	if err != nil {
+		t.Fatalf("decode: %v", err)
+	}
+	parts := strings.Split(string(raw), ":")
+	if len(parts) != 3 || parts[0] != "c2" || len(parts[1]) != 12 || parts[2] != "41" {
+		t.Errorf("cursor text = %q, want c2:<12 hex digits>:41", raw)
+	}
+	if strings.Contains(string(raw), list) {
+		t.Errorf("cursor text %q exposes the list's name", raw)
+	}
+}
+
 func TestDecodeCursor_Rejects(t *testing.T) {
 	const list = "categories"
-	valid := paging.EncodeCursor(list, 3, 10)
+	valid := paging.EncodeCursor(list, 3)
 	tests := []struct {
 		name   string
 		cursor string
 	}{
-		{name: "another list", cursor: paging.EncodeCursor("chats", 3, 10)},
-		{name: "another filter", cursor: paging.EncodeCursor("categories?classification=income", 3, 10)},
+		{name: "another list", cursor: paging.EncodeCursor("chats", 3)},
+		{name: "another filter", cursor: paging.EncodeCursor("categories?classification=income", 3)},
 		{name: "empty", cursor: ""},
 		{name: "not base64", cursor: "!!!not a cursor!!!"},
-		{name: "std base64 with padding", cursor: base64.URLEncoding.EncodeToString([]byte("c1:000000000000:0:1")) + "="},
+		{name: "std base64 with padding", cursor: base64.URLEncoding.EncodeToString([]byte("c2:000000000000:0")) + "="},
 		{name: "padded valid cursor", cursor: valid + "=="},
 		{name: "base64 of junk", cursor: base64.RawURLEncoding.EncodeToString([]byte("foo"))},
 		{name: "truncated", cursor: valid[:len(valid)-3]},
-		{name: "unknown version", cursor: rawCursor(t, list, "c2", "3", "10")},
-		{name: "too few fields", cursor: base64.RawURLEncoding.EncodeToString([]byte("c1:3:10"))},
-		{name: "too many fields", cursor: rawCursor(t, list, "c1", "3", "10:0")},
-		{name: "offset with leading zero", cursor: rawCursor(t, list, "c1", "03", "10")},
-		{name: "total with leading zero", cursor: rawCursor(t, list, "c1", "3", "010")},
-		{name: "offset with plus sign", cursor: rawCursor(t, list, "c1", "+3", "10")},
-		{name: "negative zero", cursor: rawCursor(t, list, "c1", "-0", "10")},
-		{name: "negative offset", cursor: rawCursor(t, list, "c1", "-1", "10")},
-		{name: "offset with space", cursor: rawCursor(t, list, "c1", " 3", "10")},
-		{name: "hex offset", cursor: rawCursor(t, list, "c1", "0x3", "10")},
-		{name: "exponent", cursor: rawCursor(t, list, "c1", "1e1", "100")},
-		{name: "empty offset", cursor: rawCursor(t, list, "c1", "", "10")},
-		{name: "offset equals total", cursor: paging.EncodeCursor(list, 10, 10)},
-		{name: "offset beyond total", cursor: paging.EncodeCursor(list, 11, 10)},
-		{name: "empty list", cursor: paging.EncodeCursor(list, 0, 0)},
-		{name: "total too large", cursor: rawCursor(t, list, "c1", "3", "1073741824")},
-		{name: "offset overflows int", cursor: rawCursor(t, list, "c1", "99999999999999999999", "10")},
+		{name: "unknown version", cursor: rawCursor(t, list, "c3", "3")},
+		// c1 cursors carried the list's length as a fourth field; a client
+		// may still hold one. Its length must not be trusted, and its
+		// offset is not read either: the client pages again from the start.
+		{name: "c1 cursor", cursor: rawCursor(t, list, "c1", "3", "10")},
+		{name: "c1 cursor past its length", cursor: rawCursor(t, list, "c1", "10", "10")},
+		{name: "c1 fields without total", cursor: rawCursor(t, list, "c1", "3")},
+		{name: "c2 with a total appended", cursor: rawCursor(t, list, "c2", "3", "10")},
+		{name: "too few fields", cursor: base64.RawURLEncoding.EncodeToString([]byte("c2:3"))},
+		{name: "no offset field", cursor: rawCursor(t, list, "c2")},
+		{name: "offset with leading zero", cursor: rawCursor(t, list, "c2", "03")},
+		{name: "offset with plus sign", cursor: rawCursor(t, list, "c2", "+3")},
+		{name: "negative zero", cursor: rawCursor(t, list, "c2", "-0")},
+		{name: "negative offset", cursor: rawCursor(t, list, "c2", "-1")},
+		{name: "offset with space", cursor: rawCursor(t, list, "c2", " 3")},
+		{name: "hex offset", cursor: rawCursor(t, list, "c2", "0x3")},
+		{name: "exponent", cursor: rawCursor(t, list, "c2", "1e1")},
+		{name: "empty offset", cursor: rawCursor(t, list, "c2", "")},
+		{name: "offset too large", cursor: rawCursor(t, list, "c2", "1073741824")},
+		{name: "offset overflows int", cursor: rawCursor(t, list, "c2", "99999999999999999999")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -100,13 +124,41 @@ func TestDecodeCursor_Rejects(t *testing.T) {
 	}
 }
 
+// TestDecodeCursor_AcceptsAnyOffset: a cursor cannot know the list's
+// current length, so an offset at or past any end is a valid position (the
+// window after it is empty once the upstream tells the length), and a
+// hand-written cursor of the right format decodes like a genuine one.
+func TestDecodeCursor_AcceptsAnyOffset(t *testing.T) {
+	const list = "categories"
+	for _, off := range []string{"0", "9", "10", "5000", "1073741823"} {
+		c := rawCursor(t, list, "c2", off)
+		p, err := paging.DecodeCursor(list, c)
+		if err != nil {
+			t.Errorf("DecodeCursor(c2 offset %s) error: %v", off, err)
+			continue
+		}
+		if again := paging.EncodeCursor(list, p.Offset); again != c {
+			t.Errorf("DecodeCursor(c2 offset %s) = %+v, which re-encodes to %q, want %q", off, p, again, c)
+		}
+	}
+}
+
 // TestDecodeCursor_RejectsMalleableBase64 pins that a cursor is accepted in
 // exactly one spelling. encoding/base64 ignores CR/LF and, unless Strict,
 // non-zero trailing bits, so several strings decode to one valid cursor.
 func TestDecodeCursor_RejectsMalleableBase64(t *testing.T) {
 	const list = "categories"
 	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
-	valid := paging.EncodeCursor(list, 0, 1) // 19 raw bytes: the last symbol carries 4 unused zero bits
+	valid := paging.EncodeCursor(list, 0)
+	raw, err := base64.RawURLEncoding.DecodeString(valid)
+	if err != nil {
+		t.Fatalf("decode: %v", err)
+	}
+	// 17 raw bytes: the last symbol carries 2 unused zero bits, which the
+	// tweak below sets.
+	if len(raw)%3 == 0 || valid[len(valid)-1] == '_' {
+		t.Fatalf("cursor %q (%d raw bytes) has no unused trailing bits to set", valid, len(raw))
+	}
 	tweaked := valid[:len(valid)-1] + string(alphabet[strings.IndexByte(alphabet, valid[len(valid)-1])+1])
 	tests := []struct {
 		name   string
@@ -127,31 +179,37 @@ func TestDecodeCursor_RejectsMalleableBase64(t *testing.T) {
 }
 
 // FuzzDecodeCursor checks that DecodeCursor never panics and accepts only
-// what EncodeCursor writes: any accepted cursor re-encodes to exactly itself.
+// what EncodeCursor writes: any accepted cursor re-encodes to exactly itself,
+// and its offset is in [0, 2^30).
 func FuzzDecodeCursor(f *testing.F) {
 	lists := []string{"categories", "chats", "chats/6f1c/messages", ""}
 	for _, list := range lists {
-		for _, pos := range [][2]int{{0, 1}, {19, 20}, {49, 300}, {1<<30 - 2, 1<<30 - 1}} {
-			f.Add(list, paging.EncodeCursor(list, pos[0], pos[1]))
+		for _, off := range []int{0, 19, 49, 1<<30 - 1} {
+			f.Add(list, paging.EncodeCursor(list, off))
 		}
 	}
 	f.Add("categories", "")
-	f.Add("categories", "YzE6")
-	f.Add("categories", rawCursor(f, "categories", "c1", "03", "10"))
-	f.Add("categories", rawCursor(f, "categories", "c1", "3", "3"))
-	f.Add("chats", paging.EncodeCursor("categories", 1, 2))
+	f.Add("categories", "YzI6")
+	f.Add("categories", rawCursor(f, "categories", "c2", "03"))
+	f.Add("categories", rawCursor(f, "categories", "c2", "1073741824"))
+	f.Add("categories", rawCursor(f, "categories", "c1", "3", "10"))
+	f.Add("categories", rawCursor(f, "categories", "c2", "3", "10"))
+	f.Add("chats", paging.EncodeCursor("categories", 1))
 	f.Fuzz(func(t *testing.T, list, cursor string) {
 		p, err := paging.DecodeCursor(list, cursor)
 		if err != nil {
 			if !errors.Is(err, paging.ErrInvalidCursor) {
 				t.Fatalf("DecodeCursor(%q, %q) error %v does not wrap ErrInvalidCursor", list, cursor, err)
 			}
+			if p != (paging.Position{}) {
+				t.Fatalf("DecodeCursor(%q, %q) = %+v on error, want zero", list, cursor, p)
+			}
 			return
 		}
-		if p.Offset < 0 || p.Offset >= p.Total || p.Total >= 1<<30 {
-			t.Fatalf("DecodeCursor(%q, %q) = %+v, want 0 <= Offset < Total < 2^30", list, cursor, p)
+		if p.Offset < 0 || p.Offset >= 1<<30 {
+			t.Fatalf("DecodeCursor(%q, %q) = %+v, want 0 <= Offset < 2^30", list, cursor, p)
 		}
-		if again := paging.EncodeCursor(list, p.Offset, p.Total); again != cursor {
+		if again := paging.EncodeCursor(list, p.Offset); again != cursor {
 			t.Fatalf("DecodeCursor(%q, %q) = %+v, which re-encodes to %q; want the same string", list, cursor, p, again)
 		}
 	})

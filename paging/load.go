@@ -115,14 +115,14 @@ func Load[T any](ctx context.Context, r Request, src Source[T]) (Result[T], erro
 // the window spans several pages and the list's length is unknown, only
 // the first is fetched: the list may end before the others, and a page past
 // the end would cost a call for nothing (the upstream answers it with the
-// last page again). When a cursor or the caller tells the length, the pages
-// up to it are fetched at once, in parallel.
+// last page again). When the caller tells the length, the pages up to it
+// are fetched at once, in parallel.
 func (r Request) firstRound(st planner, s, e int) []pageRequest {
 	plan := st.plan(s, e)
 	if len(plan) <= 1 {
 		return plan
 	}
-	if total := max(r.known, r.hint); total >= 0 {
+	if total := r.known; total >= 0 {
 		if end := min(e, total); end > s {
 			return st.plan(s, end)
 		}

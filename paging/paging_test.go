@@ -94,7 +94,7 @@ func span(s, e int) []int {
 }
 
 // window describes connection arguments by offsets; cursors are built for
-// list with the total cursorTotal.
+// list.
 type window struct {
 	first, last   *int
 	after, before *int // offsets of the cursor items
@@ -116,13 +116,13 @@ func (w window) String() string {
 	return s[1:]
 }
 
-func (w window) args(list string, cursorTotal int) paging.Args {
+func (w window) args(list string) paging.Args {
 	a := paging.Args{First: w.first, Last: w.last}
 	if w.after != nil {
-		a.After = new(paging.EncodeCursor(list, *w.after, cursorTotal))
+		a.After = new(paging.EncodeCursor(list, *w.after))
 	}
 	if w.before != nil {
-		a.Before = new(paging.EncodeCursor(list, *w.before, cursorTotal))
+		a.Before = new(paging.EncodeCursor(list, *w.before))
 	}
 	return a
 }
@@ -150,8 +150,10 @@ func TestParse_Errors(t *testing.T) {
 		{name: "last above 100", args: paging.Args{Last: new(101)}, wantArg: "last"},
 		{name: "garbage after", args: paging.Args{After: new("garbage")}},
 		{name: "garbage before", args: paging.Args{Before: new("garbage")}},
-		{name: "after of another list", args: paging.Args{After: new(paging.EncodeCursor("chats", 1, 5))}},
-		{name: "before of another filter", args: paging.Args{Before: new(paging.EncodeCursor(list+"?roots_only=true", 1, 5))}},
+		// A cursor of the old format, which also carried the list's length.
+		{name: "c1 after", args: paging.Args{After: new(rawCursor(t, list, "c1", "9", "10"))}},
+		{name: "after of another list", args: paging.Args{After: new(paging.EncodeCursor("chats", 1))}},
+		{name: "before of another filter", args: paging.Args{Before: new(paging.EncodeCursor(list+"?roots_only=true", 1))}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -191,7 +193,7 @@ func TestParse_Accepts(t *testing.T) {
 		{name: "first 100", args: paging.Args{First: new(100)}, total: 200, want: paging.Window{Start: 0, End: 100, Total: 200}},
 		{name: "last 100", args: paging.Args{Last: new(100)}, total: 200, want: paging.Window{Start: 100, End: 200, Total: 200}},
 		{name: "first 0", args: paging.Args{First: new(0)}, total: 200, want: paging.Window{Start: 0, End: 0, Total: 200}},
-		{name: "after", args: paging.Args{After: new(paging.EncodeCursor(list, 9, 200))}, total: 200, want: paging.Window{Start: 10, End: 35, Total: 200}},
+		{name: "after", args: paging.Args{After: new(paging.EncodeCursor(list, 9))}, total: 200, want: paging.Window{Start: 10, End: 35, Total: 200}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -211,7 +213,6 @@ func TestRequest_EmptyAndClip(t *testing.T) {
 	tests := []struct {
 		name      string
 		w         window
-		cursorTot int // total the cursors remember
 		known     int // WithKnownTotal, or -1
 		wantEmpty bool
 		wantKnown bool
@@ -224,12 +225,30 @@ func TestRequest_EmptyAndClip(t *testing.T) {
 			clipTotal: 5, wantClip: paging.Window{Start: 0, End: 5, Total: 5},
 		},
 		{
-			name: "after the last item", w: window{first: new(10), after: new(9)}, cursorTot: 10, known: -1,
+			// A cursor holds no length: whether items follow the cursor is
+			// the upstream's to tell, so the window is not empty by
+			// arithmetic.
+			name: "after a cursor, length unknown", w: window{first: new(10), after: new(9)}, known: -1,
+			wantEmpty: false, wantKnown: false,
+			clipTotal: 10, wantClip: paging.Window{Start: 10, End: 10, Total: 10},
+		},
+		{
+			name: "after a cursor, the list grew", w: window{first: new(10), after: new(9)}, known: -1,
+			clipTotal: 12, wantClip: paging.Window{Start: 10, End: 12, Total: 12},
+		},
+		{
+			name: "after the last item of a known length", w: window{first: new(10), after: new(9)}, known: 10,
 			wantEmpty: true, wantKnown: true, wantW: paging.Window{Start: 10, End: 10, Total: 10},
 			clipTotal: 10, wantClip: paging.Window{Start: 10, End: 10, Total: 10},
 		},
 		{
-			name: "last 5 before the first item", w: window{last: new(5), before: new(0)}, cursorTot: 7, known: -1,
+			// Empty, but hasNextPage needs the length, which nothing told.
+			name: "last 5 before the first item", w: window{last: new(5), before: new(0)}, known: -1,
+			wantEmpty: true, wantKnown: false, wantW: paging.Window{Start: 0, End: 0},
+			clipTotal: 7, wantClip: paging.Window{Start: 0, End: 0, Total: 7},
+		},
+		{
+			name: "last 5 before the first item of a known length", w: window{last: new(5), before: new(0)}, known: 7,
 			wantEmpty: true, wantKnown: true, wantW: paging.Window{Start: 0, End: 0, Total: 7},
 			clipTotal: 7, wantClip: paging.Window{Start: 0, End: 0, Total: 7},
 		},
@@ -244,7 +263,17 @@ func TestRequest_EmptyAndClip(t *testing.T) {
 			clipTotal: 3, wantClip: paging.Window{Start: 3, End: 3, Total: 3},
 		},
 		{
-			name: "first 0 after a cursor", w: window{first: new(0), after: new(3)}, cursorTot: 10, known: -1,
+			name: "last 0 of a known length", w: window{last: new(0)}, known: 3,
+			wantEmpty: true, wantKnown: true, wantW: paging.Window{Start: 3, End: 3, Total: 3},
+			clipTotal: 3, wantClip: paging.Window{Start: 3, End: 3, Total: 3},
+		},
+		{
+			name: "first 0 after a cursor", w: window{first: new(0), after: new(3)}, known: -1,
+			wantEmpty: true, wantKnown: false, wantW: paging.Window{Start: 4, End: 4},
+			clipTotal: 10, wantClip: paging.Window{Start: 4, End: 4, Total: 10},
+		},
+		{
+			name: "first 0 after a cursor of a known length", w: window{first: new(0), after: new(3)}, known: 10,
 			wantEmpty: true, wantKnown: true, wantW: paging.Window{Start: 4, End: 4, Total: 10},
 			clipTotal: 10, wantClip: paging.Window{Start: 4, End: 4, Total: 10},
 		},
@@ -266,27 +295,38 @@ func TestRequest_EmptyAndClip(t *testing.T) {
 			clipTotal: 0, wantClip: paging.Window{Start: 0, End: 0, Total: 0},
 		},
 		{
-			name: "known total shorter than the after cursor remembers", w: window{first: new(10), after: new(50)}, cursorTot: 60, known: 40,
+			// The cursor was made when the list was longer (or forged): the
+			// known length wins, the window sits at today's end.
+			name: "after cursor past the known end", w: window{first: new(10), after: new(50)}, known: 40,
 			wantEmpty: true, wantKnown: true, wantW: paging.Window{Start: 40, End: 40, Total: 40},
 			clipTotal: 40, wantClip: paging.Window{Start: 40, End: 40, Total: 40},
 		},
 		{
-			name: "after and before cross", w: window{first: new(10), after: new(6), before: new(4)}, cursorTot: 10, known: -1,
+			name: "after cursor past the end, length unknown", w: window{first: new(10), after: new(50)}, known: -1,
+			clipTotal: 40, wantClip: paging.Window{Start: 40, End: 40, Total: 40},
+		},
+		{
+			name: "after and before cross", w: window{first: new(10), after: new(6), before: new(4)}, known: -1,
+			wantEmpty: true, wantKnown: false, wantW: paging.Window{Start: 7, End: 7},
+			clipTotal: 10, wantClip: paging.Window{Start: 7, End: 7, Total: 10},
+		},
+		{
+			name: "after and before cross, known length", w: window{first: new(10), after: new(6), before: new(4)}, known: 10,
 			wantEmpty: true, wantKnown: true, wantW: paging.Window{Start: 7, End: 7, Total: 10},
 			clipTotal: 10, wantClip: paging.Window{Start: 7, End: 7, Total: 10},
 		},
 		{
-			name: "between after and before", w: window{first: new(10), after: new(2), before: new(6)}, cursorTot: 10, known: -1,
+			name: "between after and before", w: window{first: new(10), after: new(2), before: new(6)}, known: -1,
 			clipTotal: 10, wantClip: paging.Window{Start: 3, End: 6, Total: 10},
 		},
 		{
-			name: "last 2 between after and before", w: window{last: new(2), after: new(2), before: new(6)}, cursorTot: 10, known: -1,
+			name: "last 2 between after and before", w: window{last: new(2), after: new(2), before: new(6)}, known: -1,
 			clipTotal: 10, wantClip: paging.Window{Start: 4, End: 6, Total: 10},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := mustParse(t, list, tt.w.args(list, tt.cursorTot), 25)
+			r := mustParse(t, list, tt.w.args(list), 25)
 			if tt.known >= 0 {
 				r = r.WithKnownTotal(tt.known)
 			}
@@ -331,16 +371,15 @@ func TestWindow_PageInfo(t *testing.T) {
 func TestLoad(t *testing.T) {
 	const list = "categories"
 	tests := []struct {
-		name        string
-		n           int // list length
-		serverPer   int // page size the fake server imposes, 0: client chooses
-		fixed       int // FixedPageSize the client assumes
-		w           window
-		cursorTotal int  // total the cursors remember, 0: n
-		known       *int // WithKnownTotal
-		wantStart   int
-		wantEnd     int
-		wantCalls   []fetchCall
+		name      string
+		n         int // list length
+		serverPer int // page size the fake server imposes, 0: client chooses
+		fixed     int // FixedPageSize the client assumes
+		w         window
+		known     *int // WithKnownTotal
+		wantStart int
+		wantEnd   int
+		wantCalls []fetchCall
 	}{
 		{
 			name: "first 10 of 200", n: 200, w: window{first: new(10)},
@@ -355,7 +394,14 @@ func TestLoad(t *testing.T) {
 			wantStart: 45, wantEnd: 75, wantCalls: []fetchCall{{2, 38}},
 		},
 		{
+			// A cursor tells no length: page 1 of 100 first (50..99, and the
+			// length), then the rest, 100..149, as page 3 of 50.
 			name: "first 100 after offset 49 needs two pages", n: 200, w: window{first: new(100), after: new(49)},
+			wantStart: 50, wantEnd: 150, wantCalls: []fetchCall{{1, 100}, {3, 50}},
+		},
+		{
+			// A known length lets both pages go at once.
+			name: "first 100 after offset 49 of a known 200 needs two pages", n: 200, w: window{first: new(100), after: new(49)}, known: new(200),
 			wantStart: 50, wantEnd: 150, wantCalls: []fetchCall{{1, 100}, {2, 100}},
 		},
 		{
@@ -367,13 +413,21 @@ func TestLoad(t *testing.T) {
 			wantStart: 90, wantEnd: 95, wantCalls: []fetchCall{{10, 10}},
 		},
 		{
-			name: "first 100 after offset 49 of 120: the second page is short", n: 120, w: window{first: new(100), after: new(49)},
-			wantStart: 50, wantEnd: 120, wantCalls: []fetchCall{{1, 100}, {2, 100}},
+			// Page 1 of 100 tells the length: the rest, 100..119, is page 6
+			// of 20.
+			name: "first 100 after offset 49 of 120: the rest fits a page of 20", n: 120, w: window{first: new(100), after: new(49)},
+			wantStart: 50, wantEnd: 120, wantCalls: []fetchCall{{1, 100}, {6, 20}},
 		},
 		{
-			// The cursor remembers the list's length: the window is 50..89,
-			// page 2 of 45.
-			name: "first 100 after offset 49 of 90: clipped to the length the cursor knows", n: 90, w: window{first: new(100), after: new(49)},
+			// A cursor tells no length: page 1 of 100 comes first, holds
+			// 50..89 and tells the list ends there; page 2 is never asked.
+			name: "first 100 after offset 49 of 90: the first page tells the length", n: 90, w: window{first: new(100), after: new(49)},
+			wantStart: 50, wantEnd: 90, wantCalls: []fetchCall{{1, 100}},
+		},
+		{
+			// With the length known (as a resolver knows it from this
+			// operation's own answers), the window is 50..89, page 2 of 45.
+			name: "first 100 after offset 49 of a known 90", n: 90, w: window{first: new(100), after: new(49)}, known: new(90),
 			wantStart: 50, wantEnd: 90, wantCalls: []fetchCall{{2, 45}},
 		},
 		{
@@ -401,15 +455,37 @@ func TestLoad(t *testing.T) {
 			wantStart: 0, wantEnd: 5, wantCalls: []fetchCall{{1, 5}},
 		},
 		{
+			// Empty by arithmetic, but hasNextPage needs the current length:
+			// the smallest page tells it.
 			name: "last 5 before the first item", n: 200, w: window{last: new(5), before: new(0)},
+			wantStart: 0, wantEnd: 0, wantCalls: []fetchCall{{1, 1}},
+		},
+		{
+			name: "last 5 before the first item of a known length costs nothing", n: 200, w: window{last: new(5), before: new(0)}, known: new(200),
 			wantStart: 0, wantEnd: 0,
 		},
 		{
+			// The cursor does not say the list ends there (it may have
+			// grown): the page that would hold the window tells the length.
 			name: "after the last item", n: 200, w: window{first: new(10), after: new(199)},
+			wantStart: 200, wantEnd: 200, wantCalls: []fetchCall{{21, 10}},
+		},
+		{
+			name: "after the last item of a known length costs nothing", n: 200, w: window{first: new(10), after: new(199)}, known: new(200),
 			wantStart: 200, wantEnd: 200,
 		},
 		{
+			// The list grew past the cursor since it was made: the new items
+			// follow it.
+			name: "after the item that was last, the list grew", n: 12, w: window{first: new(5), after: new(9)},
+			wantStart: 10, wantEnd: 12, wantCalls: []fetchCall{{3, 5}},
+		},
+		{
 			name: "first 0 after a cursor", n: 200, w: window{first: new(0), after: new(20)},
+			wantStart: 21, wantEnd: 21, wantCalls: []fetchCall{{1, 1}},
+		},
+		{
+			name: "first 0 after a cursor of a known length costs nothing", n: 200, w: window{first: new(0), after: new(20)}, known: new(200),
 			wantStart: 21, wantEnd: 21,
 		},
 		{
@@ -433,8 +509,14 @@ func TestLoad(t *testing.T) {
 			wantStart: 0, wantEnd: 0,
 		},
 		{
-			name: "stale after cursor past the shrunken end", n: 50, w: window{first: new(10), after: new(60)}, cursorTotal: 100,
+			// A cursor made when the list was longer, or forged: the
+			// window sits at today's end, with today's length.
+			name: "after cursor past the shrunken end", n: 50, w: window{first: new(10), after: new(60)},
 			wantStart: 50, wantEnd: 50, wantCalls: []fetchCall{{6, 12}},
+		},
+		{
+			name: "after cursor past the end of an empty list", n: 0, w: window{first: new(10), after: new(5)},
+			wantStart: 0, wantEnd: 0, wantCalls: []fetchCall{{1, 16}},
 		},
 		{
 			name: "fixed 20: first 50 from offset 10", n: 100, serverPer: 20, fixed: 20, w: window{first: new(50), after: new(9)},
@@ -474,8 +556,7 @@ func TestLoad(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFake(tt.n, tt.serverPer)
-			cursorTotal := cmp.Or(tt.cursorTotal, tt.n)
-			r := mustParse(t, list, tt.w.args(list, cursorTotal), 25)
+			r := mustParse(t, list, tt.w.args(list), 25)
 			if tt.known != nil {
 				r = r.WithKnownTotal(*tt.known)
 			}
@@ -513,7 +594,7 @@ func TestLoad_FetchError(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFake(200, tt.fixed)
 			f.err = wantErr
-			r := mustParse(t, "categories", tt.w.args("categories", 200), 25)
+			r := mustParse(t, "categories", tt.w.args("categories"), 25)
 			res, err := paging.Load(t.Context(), r, f.source(tt.fixed))
 			if !errors.Is(err, wantErr) {
 				t.Fatalf("Load error = %v, want %v", err, wantErr)
@@ -538,6 +619,87 @@ func TestLoad_ContextReachesFetch(t *testing.T) {
 	r := mustParse(t, "categories", paging.Args{First: new(1)}, 25)
 	if _, err := paging.Load(ctx, r, src); err != nil {
 		t.Fatalf("Load error: %v", err)
+	}
+}
+
+// TestLoad_CursorDoesNotTellTheLength: whatever offset a cursor holds (one
+// kept while the list changed, or one written by hand), Load's Total and
+// page info are those of the list as the upstream answers it now.
+func TestLoad_CursorDoesNotTellTheLength(t *testing.T) {
+	const list = "categories"
+	for _, fixed := range []int{0, 20} {
+		for _, n := range []int{0, 5, 30, 120} {
+			offsets := []int{0, n, n + 1, 5000, 1<<30 - 1}
+			if n > 0 {
+				offsets = append(offsets, n-1)
+			}
+			for _, o := range offsets {
+				for _, w := range []window{
+					{first: new(10), after: new(o)},
+					{first: new(0), after: new(o)},
+					{last: new(10), before: new(o)},
+				} {
+					f := newFake(n, fixed)
+					r := mustParse(t, list, w.args(list), 25)
+					res, err := paging.Load(t.Context(), r, f.source(fixed))
+					if err != nil {
+						t.Fatalf("fixed=%d n=%d %v: Load error: %v", fixed, n, w, err)
+					}
+					want := reference(n, w, 25)
+					if res.Window != want {
+						t.Errorf("fixed=%d n=%d %v: window = %+v, want %+v", fixed, n, w, res.Window, want)
+					}
+					if wantItems := span(want.Start, want.End); !slices.Equal(res.Items, wantItems) {
+						t.Errorf("fixed=%d n=%d %v: items = %v, want %v", fixed, n, w, res.Items, wantItems)
+					}
+					// At or past the end, one call tells the length and
+					// that the window is empty.
+					if w.after != nil && o >= n-1 {
+						if got := f.callCount(); got != 1 {
+							t.Errorf("fixed=%d n=%d %v: %d calls %v, want 1", fixed, n, w, got, f.sortedCalls())
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestRequest_Calls pins the lower bound of calls the cost guard uses: exact
+// when the caller tells the list's length, the first page only when not (a
+// cursor tells no length).
+func TestRequest_Calls(t *testing.T) {
+	const list = "categories"
+	tests := []struct {
+		name       string
+		w          window
+		known      int // WithKnownTotal, or -1
+		fixed, max int
+		want       int
+	}{
+		{name: "first 10", w: window{first: new(10)}, known: -1, max: 100, want: 1},
+		{name: "first 100 after offset 49", w: window{first: new(100), after: new(49)}, known: -1, max: 100, want: 1},
+		{name: "first 100 after offset 49 of a known 200", w: window{first: new(100), after: new(49)}, known: 200, max: 100, want: 2},
+		{name: "first 100 after offset 49 of a known 90", w: window{first: new(100), after: new(49)}, known: 90, max: 100, want: 1},
+		{name: "after the last item", w: window{first: new(10), after: new(199)}, known: -1, max: 100, want: 1},
+		{name: "after the last item of a known length", w: window{first: new(10), after: new(199)}, known: 200, max: 100, want: 0},
+		{name: "first 0 after a cursor", w: window{first: new(0), after: new(20)}, known: -1, max: 100, want: 1},
+		{name: "first 0 after a cursor of a known length", w: window{first: new(0), after: new(20)}, known: 200, max: 100, want: 0},
+		{name: "last 10", w: window{last: new(10)}, known: -1, max: 100, want: 1},
+		{name: "fixed 20: first 100 after offset 0", w: window{first: new(100), after: new(0)}, known: -1, fixed: 20, want: 1},
+		{name: "fixed 20: first 100 after offset 0 of a known 250", w: window{first: new(100), after: new(0)}, known: 250, fixed: 20, want: 6},
+		{name: "fixed 20: first 40 after offset 9 of a known 30", w: window{first: new(40), after: new(9)}, known: 30, fixed: 20, want: 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := mustParse(t, list, tt.w.args(list), 25)
+			if tt.known >= 0 {
+				r = r.WithKnownTotal(tt.known)
+			}
+			if got := r.Calls(tt.fixed, tt.max); got != tt.want {
+				t.Errorf("Calls(%d, %d) = %d, want %d", tt.fixed, tt.max, got, tt.want)
+			}
+		})
 	}
 }
 
@@ -627,7 +789,7 @@ func TestLoad_MatchesReference(t *testing.T) {
 			for n := 0; n <= 250; n += src.lenStep {
 				all := span(0, n)
 				for _, w := range windowsFor(n) {
-					r := mustParse(t, list, w.args(list, n), defaultSize)
+					r := mustParse(t, list, w.args(list), defaultSize)
 					want := reference(n, w, defaultSize)
 					f := newFake(n, src.fixed)
 					res, err := paging.Load(t.Context(), r, f.source(src.fixed))
@@ -656,8 +818,15 @@ func TestLoad_MatchesReference(t *testing.T) {
 					if bound := src.callBound(k); calls > bound {
 						t.Errorf("n=%d %v: Load made %d calls %v, want at most %d", n, w, calls, f.sortedCalls(), bound)
 					}
-					if w.first != nil && w.after != nil && w.before == nil && *w.after == n-1 && calls != 0 {
-						t.Errorf("n=%d %v: Load after the last item made %d calls, want 0", n, w, calls)
+					// After the last item: the cursor tells no length, so the
+					// window costs the one call that tells the current one.
+					if w.first != nil && w.after != nil && w.before == nil && *w.after == n-1 && calls != 1 {
+						t.Errorf("n=%d %v: Load after the last item made %d calls %v, want 1", n, w, calls, f.sortedCalls())
+					}
+					// Calls is the lower bound the cost guard refuses by: it
+					// must never exceed what Load really sends.
+					if lb := r.Calls(src.fixed, 100); calls < lb {
+						t.Errorf("n=%d %v: Load made %d calls, fewer than Calls() = %d", n, w, calls, lb)
 					}
 					if sl := paging.Slice(r, all); !slices.Equal(sl.Items, all[want.Start:want.End]) || sl.HasNextPage() != (want.End < n) || sl.HasPreviousPage() != (want.Start > 0) {
 						t.Errorf("n=%d %v: Slice = %+v, want window %+v", n, w, sl, want)
@@ -683,7 +852,7 @@ func TestSlice(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := mustParse(t, list, tt.w.args(list, len(all)), 25)
+			r := mustParse(t, list, tt.w.args(list), 25)
 			got := paging.Slice(r, all)
 			if got.Window != tt.want {
 				t.Errorf("Slice window = %+v, want %+v", got.Window, tt.want)
@@ -698,12 +867,12 @@ func TestSlice(t *testing.T) {
 func BenchmarkEncodeCursor(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		_ = paging.EncodeCursor("categories?classification=expense", 4711, 9000)
+		_ = paging.EncodeCursor("categories?classification=expense", 4711)
 	}
 }
 
 func BenchmarkDecodeCursor(b *testing.B) {
-	c := paging.EncodeCursor("categories?classification=expense", 4711, 9000)
+	c := paging.EncodeCursor("categories?classification=expense", 4711)
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := paging.DecodeCursor("categories?classification=expense", c); err != nil {
@@ -719,7 +888,7 @@ func BenchmarkLoad(b *testing.B) {
 		from := min((page-1)*perPage, len(f.items))
 		return paging.Page[int]{Items: f.items[from:min(from+perPage, len(f.items))], Page: page, PerPage: perPage, Total: len(f.items)}, nil
 	}}
-	r := mustParse(b, "categories", paging.Args{First: new(100), After: new(paging.EncodeCursor("categories", 199, 1000))}, 25)
+	r := mustParse(b, "categories", paging.Args{First: new(100), After: new(paging.EncodeCursor("categories", 199))}, 25)
 	ctx := b.Context()
 	b.ReportAllocs()
 	for b.Loop() {

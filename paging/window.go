@@ -31,14 +31,13 @@ type Request struct {
 	end     int    // offset of the before cursor (exclusive), or -1
 	n       int    // first or last
 	fromEnd bool   // last was given
-	hint    int    // list length a cursor remembered, or -1
 	known   int    // list length known to be current, or -1
 }
 
 // Parse validates args for list. defaultSize applies when neither first nor
 // last is given. Errors are *ArgumentError, or wrap ErrInvalidCursor.
 func Parse(list string, args Args, defaultSize int) (Request, error) {
-	r := Request{List: list, end: -1, hint: -1, known: -1, n: defaultSize}
+	r := Request{List: list, end: -1, known: -1, n: defaultSize}
 	if args.First != nil && args.Last != nil {
 		return r, &ArgumentError{Arg: "first", Msg: "give first or last, not both"}
 	}
@@ -61,7 +60,6 @@ func Parse(list string, args Args, defaultSize int) (Request, error) {
 			return r, fmt.Errorf("after: %w", err)
 		}
 		r.start = p.Offset + 1
-		r.hint = p.Total
 	}
 	if args.Before != nil {
 		p, err := DecodeCursor(list, *args.Before)
@@ -69,9 +67,6 @@ func Parse(list string, args Args, defaultSize int) (Request, error) {
 			return r, fmt.Errorf("before: %w", err)
 		}
 		r.end = p.Offset
-		if r.hint < 0 {
-			r.hint = p.Total
-		}
 	}
 	return r, nil
 }
@@ -81,7 +76,6 @@ func Parse(list string, args Args, defaultSize int) (Request, error) {
 // `last` and windows past the end need no probing request.
 func (r Request) WithKnownTotal(total int) Request {
 	r.known = total
-	r.hint = total
 	return r
 }
 
@@ -124,23 +118,24 @@ func (r Request) span() (start, end int, ok bool) {
 }
 
 // Empty reports whether the window holds no item by arithmetic alone, and
-// the window to answer then (its Total is the one a cursor remembered, and
-// ok is false when no cursor told it). Empty windows cost no upstream call.
+// the window to answer then (totalKnown is false unless WithKnownTotal told
+// the list's length, which the window's Total then is). Empty windows with
+// a known length cost no upstream call.
 func (r Request) Empty() (w Window, empty, totalKnown bool) {
 	s, e, ok := r.span()
 	if !ok {
-		if r.n == 0 && r.hint >= 0 {
-			return Window{Start: r.hint, End: r.hint, Total: r.hint}, true, true
+		if r.n == 0 && r.known >= 0 {
+			return Window{Start: r.known, End: r.known, Total: r.known}, true, true
 		}
 		return Window{}, r.n == 0, false
 	}
-	if r.hint >= 0 && s >= r.hint && r.end < 0 {
-		// After the last item the list had when the cursor was made.
-		return Window{Start: r.hint, End: r.hint, Total: r.hint}, true, true
+	if r.known >= 0 && s >= r.known && r.end < 0 {
+		// After the last item of a list whose length is current.
+		return Window{Start: r.known, End: r.known, Total: r.known}, true, true
 	}
 	if e <= s {
-		if r.hint >= 0 {
-			return Window{Start: min(s, r.hint), End: min(s, r.hint), Total: r.hint}, true, true
+		if r.known >= 0 {
+			return Window{Start: min(s, r.known), End: min(s, r.known), Total: r.known}, true, true
 		}
 		return Window{Start: s, End: s}, true, false
 	}
@@ -163,15 +158,15 @@ func (r Request) Clip(total int) Window {
 // reading a whole list (n may exceed MaxPageSize; it is not a caller's
 // window).
 func Range(list string, start, n int) Request {
-	return Request{List: list, start: start, n: n, end: -1, hint: -1, known: -1}
+	return Request{List: list, start: start, n: n, end: -1, known: -1}
 }
 
 // Calls returns how many page requests answering r costs at least, for a
 // list whose page size is fixed (fixedPageSize > 0) or chosen up to
 // maxPerPage: the requests of Load's first round. That is exact when the
-// list's length is known (a cursor or the caller tells it), and 1 when it
+// list's length is known (the caller tells it), and 1 when it
 // is not (the first page, or the overflow probe); 0 when the window is
-// empty by arithmetic.
+// empty by arithmetic on a known length.
 func (r Request) Calls(fixedPageSize, maxPerPage int) int {
 	if _, empty, known := r.Empty(); empty && known {
 		return 0

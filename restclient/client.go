@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strings"
@@ -34,11 +35,34 @@ const maxBody = 16 << 20
 // Call describes one HTTP request the client sent upstream. Observers use it
 // to count calls and to remember the rate-limit headers of a key.
 type Call struct {
-	Method    string
-	Path      string // URL path and query, without the base URL
-	Status    int    // 0 when the request failed before an answer
+	Method string
+	Path   string // URL path and query, without the base URL
+	// Endpoint names the endpoint without ids or query, e.g.
+	// "GET /api/v1/categories/{id}": safe as a log field or metric label.
+	Endpoint  string
+	Attempt   int           // 0 for the first try, 1 for the first retry…
+	Status    int           // 0 when the request failed before an answer
+	Duration  time.Duration // until the answer's headers arrived
 	RateLimit *RateLimit
 	Err       error
+}
+
+// Endpoint returns the endpoint template of a request to path (relative to
+// /api/v1): the resource, then {id} for the record segment, e.g.
+// "GET /api/v1/chats/{id}".
+func Endpoint(method, path string) string {
+	path, _, _ = strings.Cut(path, "?")
+	res, rest, hasID := strings.Cut(strings.Trim(path, "/"), "/")
+	switch res {
+	case "categories", "chats", "imports":
+	default:
+		res = "{unknown}"
+	}
+	tmpl := method + " /api/v1/" + res
+	if hasID && rest != "" {
+		tmpl += "/{id}"
+	}
+	return tmpl
 }
 
 // Observer is told about every request sent upstream, retries included, on
@@ -65,11 +89,16 @@ type Client struct {
 // 429 is never retried but surfaced with its Retry-After.
 type RetryPolicy struct {
 	MaxRetries int
-	Backoff    time.Duration // wait before the first retry, doubled after each
+	// Backoff is the wait before the first retry, doubled after each; each
+	// wait is jittered (between half and all of it) so that callers failed
+	// by one upstream hiccup do not all come back at the same instant.
+	Backoff time.Duration
 }
 
-// DefaultRetryPolicy retries a failed GET once after 100ms.
-var DefaultRetryPolicy = RetryPolicy{MaxRetries: 1, Backoff: 100 * time.Millisecond}
+// DefaultRetryPolicy retries a failed GET twice, after about 50ms and
+// 100ms. With an upstream failing one request in five, a GET then fails
+// 0.8 % of the time (0.2³) at 1.24 requests on average.
+var DefaultRetryPolicy = RetryPolicy{MaxRetries: 2, Backoff: 50 * time.Millisecond}
 
 // Option configures a Client built by New.
 type Option func(*Client)
@@ -127,10 +156,12 @@ func (c *Client) WithObserver(obs Observer) *Client {
 	return &cp
 }
 
-// Gate is asked before every request is sent, retries included; an error
-// stops the request before it reaches the network and is returned as is.
-// The facade uses it to cap the upstream calls of one operation.
-type Gate func(method, path string) error
+// Gate is asked before every request is sent, retries included (attempt is
+// 0 for the first try, 1 for the first retry…); an error stops the request
+// before it reaches the network and is returned wrapped in a *GateError.
+// The facade uses it to cap the upstream calls of one operation and to
+// refuse keys known to be out of quota.
+type Gate func(method, path string, attempt int) error
 
 // WithGate returns a copy of c that asks g before every request.
 func (c *Client) WithGate(g Gate) *Client {
@@ -232,12 +263,16 @@ func (c *Client) send(ctx context.Context, method, path string, query url.Values
 	var lastErr error
 	for attempt := 0; attempt < attempts; attempt++ {
 		if attempt > 0 {
-			if err := sleep(ctx, backoff); err != nil {
+			wait := jitter(backoff)
+			if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < wait {
+				return nil, lastErr // no time left to wait and try again
+			}
+			if err := sleep(ctx, wait); err != nil {
 				return nil, lastErr
 			}
 			backoff *= 2
 		}
-		resp, err := c.once(ctx, method, path, query, payload)
+		resp, err := c.once(ctx, method, path, query, payload, attempt)
 		if err == nil {
 			return resp, nil
 		}
@@ -249,7 +284,18 @@ func (c *Client) send(ctx context.Context, method, path string, query url.Values
 	return nil, lastErr
 }
 
-// retryable reports whether a failed GET may succeed when sent again.
+// jitter returns a random wait between d/2 and d.
+func jitter(d time.Duration) time.Duration {
+	if d <= 1 {
+		return d
+	}
+	return d/2 + rand.N(d/2+1)
+}
+
+// Retryable reports whether a failed GET may succeed when sent again: no
+// answer arrived, or a proxy answered 502, 503 or 504.
+func Retryable(err error) bool { return retryable(err) }
+
 func retryable(err error) bool {
 	var ue *UnavailableError
 	if !errors.As(err, &ue) {
@@ -277,7 +323,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 }
 
 // once sends one request and reads its answer.
-func (c *Client) once(ctx context.Context, method, path string, query url.Values, payload []byte) (*Response, error) {
+func (c *Client) once(ctx context.Context, method, path string, query url.Values, payload []byte, attempt int) (*Response, error) {
 	u := c.baseURL.JoinPath(path)
 	u.RawQuery = query.Encode()
 	rel := strings.TrimPrefix(u.RequestURI(), c.baseURL.EscapedPath())
@@ -301,13 +347,15 @@ func (c *Client) once(ctx context.Context, method, path string, query url.Values
 		req.Header.Set("Content-Type", "application/json")
 	}
 
-	call := Call{Method: method, Path: rel}
+	call := Call{Method: method, Path: rel, Endpoint: Endpoint(method, path), Attempt: attempt}
 	if c.gate != nil {
-		if err := c.gate(method, call.Path); err != nil {
+		if err := c.gate(method, call.Path, attempt); err != nil {
 			return nil, &GateError{Err: err}
 		}
 	}
+	start := time.Now()
 	resp, err := c.http.Do(req)
+	call.Duration = time.Since(start)
 	if err != nil {
 		err = &UnavailableError{Op: op, Err: err}
 		call.Err = err

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -56,6 +57,26 @@ func (e *UnavailableError) Error() string {
 
 func (e *UnavailableError) Unwrap() error { return e.Err }
 
+// OutcomeUnknown reports whether a write that failed with err may still
+// have been applied by the upstream: the request may have reached it (no
+// answer arrived in time, the connection broke, or a proxy or the app
+// answered 5xx or an unreadable body) rather than being refused before
+// any connection was made (DNS, connection refused).
+func OutcomeUnknown(err error) bool {
+	var ue *UnavailableError
+	if !errors.As(err, &ue) {
+		return false
+	}
+	var (
+		op  *net.OpError
+		dns *net.DNSError
+	)
+	if errors.As(err, &dns) || (errors.As(err, &op) && op.Op == "dial") {
+		return false
+	}
+	return true
+}
+
 // InvalidIDError is returned, before any request is sent, for an id that is
 // not a UUID. The upstream would answer 404 for a path id, but for
 // parent_id it casts junk to NULL and answers the root categories.
@@ -75,6 +96,13 @@ func IsNotFound(err error) bool {
 		return ae.StatusCode == http.StatusNotFound
 	}
 	return false
+}
+
+// IsUnauthorized reports whether err is an upstream 401: the key is
+// missing, unknown or revoked.
+func IsUnauthorized(err error) bool {
+	var ae *APIError
+	return errors.As(err, &ae) && ae.StatusCode == http.StatusUnauthorized
 }
 
 // As lets errors.As find the embedded APIError of a RateLimitError.
@@ -161,6 +189,38 @@ type RateLimit struct {
 	// the reset, not an epoch time as GitHub does.
 	Reset   time.Duration
 	ResetAt time.Time
+}
+
+// windowSlack absorbs the rounding of ResetAt (whole seconds, computed from
+// each answer's arrival time): readings whose resets differ by less belong
+// to the same window.
+const windowSlack = 2 * time.Second
+
+// Newer reports whether reading b is newer than reading a: it belongs to a
+// later window, or to the same window with no more requests remaining
+// (the upstream only ever counts down within a window, while answers of
+// parallel calls arrive in any order).
+func Newer(b, a RateLimit) bool {
+	switch {
+	case b.ResetAt.After(a.ResetAt.Add(windowSlack)):
+		return true
+	case a.ResetAt.After(b.ResetAt.Add(windowSlack)):
+		return false
+	case a.Remaining < 0:
+		return true
+	case b.Remaining < 0:
+		return false
+	}
+	return b.Remaining <= a.Remaining
+}
+
+// Exhausted reports whether the reading says no request is left at now,
+// and how long until the window resets.
+func (rl RateLimit) Exhausted(now time.Time) (retryAfter time.Duration, exhausted bool) {
+	if rl.Remaining != 0 || rl.ResetAt.IsZero() || !now.Before(rl.ResetAt) {
+		return 0, false
+	}
+	return rl.ResetAt.Sub(now), true
 }
 
 // parseRateLimit returns nil when the answer carries no X-RateLimit-Limit.

@@ -152,24 +152,26 @@ func TestClient_Retries(t *testing.T) {
 }
 
 // TestClient_RetryBackoff checks the waits between attempts on a fake clock:
-// the backoff doubles after each retry, and a deadline cuts it short.
+// each wait is jittered between half and all of a backoff that doubles
+// after each retry, and no wait starts that the deadline would cut short.
 func TestClient_RetryBackoff(t *testing.T) {
 	tests := []struct {
 		name     string
 		policy   RetryPolicy
-		timeout  time.Duration // 0: none
-		want     []time.Duration
-		wantDone time.Duration // when the call returns
+		timeout  time.Duration   // 0: none
+		gaps     []time.Duration // nominal waits before each retry
+		attempts int             // attempts expected, when the deadline decides (0: len(gaps)+1)
 	}{
-		{name: "default policy", policy: DefaultRetryPolicy, want: []time.Duration{0, 100 * time.Millisecond}, wantDone: 100 * time.Millisecond},
+		{name: "default policy", policy: DefaultRetryPolicy, gaps: []time.Duration{50 * time.Millisecond, 100 * time.Millisecond}},
 		{
 			name: "doubling", policy: RetryPolicy{MaxRetries: 3, Backoff: 100 * time.Millisecond},
-			want: []time.Duration{0, 100 * time.Millisecond, 300 * time.Millisecond, 700 * time.Millisecond}, wantDone: 700 * time.Millisecond,
+			gaps: []time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond},
 		},
-		{name: "no backoff", policy: RetryPolicy{MaxRetries: 2}, want: []time.Duration{0, 0, 0}},
+		{name: "no backoff", policy: RetryPolicy{MaxRetries: 2}, gaps: []time.Duration{0, 0}},
 		{
-			name: "deadline during the backoff", policy: RetryPolicy{MaxRetries: 5, Backoff: 100 * time.Millisecond}, timeout: 250 * time.Millisecond,
-			want: []time.Duration{0, 100 * time.Millisecond}, wantDone: 250 * time.Millisecond,
+			// 1 s, then 2 s would both pass a 900 ms deadline: one attempt.
+			name: "deadline shorter than the backoff", policy: RetryPolicy{MaxRetries: 5, Backoff: 2 * time.Second}, timeout: 900 * time.Millisecond,
+			attempts: 1,
 		},
 	}
 	for _, tt := range tests {
@@ -201,11 +203,21 @@ func TestClient_RetryBackoff(t *testing.T) {
 				if !errors.As(err, &ue) || ue.Status != http.StatusServiceUnavailable {
 					t.Errorf("error = %v, want the last *UnavailableError (status 503)", err)
 				}
-				if !reflect.DeepEqual(attempts, tt.want) {
-					t.Errorf("attempts at %v, want %v", attempts, tt.want)
+				want := tt.attempts
+				if want == 0 {
+					want = len(tt.gaps) + 1
 				}
-				if done := time.Since(start); done != tt.wantDone {
-					t.Errorf("returned after %s, want %s", done, tt.wantDone)
+				if len(attempts) != want {
+					t.Fatalf("attempts at %v, want %d attempts", attempts, want)
+				}
+				for i := 1; i < len(attempts); i++ {
+					gap, nominal := attempts[i]-attempts[i-1], tt.gaps[i-1]
+					if gap < nominal/2 || gap > nominal {
+						t.Errorf("wait before retry %d = %s, want between %s and %s", i, gap, nominal/2, nominal)
+					}
+				}
+				if tt.timeout > 0 && time.Since(start) >= tt.timeout {
+					t.Errorf("returned after %s, at or past the deadline %s: it waited for nothing", time.Since(start), tt.timeout)
 				}
 			})
 		})
@@ -239,8 +251,8 @@ func TestClient_Observer(t *testing.T) {
 				return err
 			},
 			want: []Call{
-				{Method: "GET", Path: "/categories?page=2&per_page=10", Status: 503, RateLimit: &RateLimit{Limit: 100, Remaining: 10, Reset: 1200 * time.Second, ResetAt: fixedNow.Add(1200 * time.Second)}},
-				{Method: "GET", Path: "/categories?page=2&per_page=10", Status: 200, RateLimit: &RateLimit{Limit: 100, Remaining: 9, Reset: 1199 * time.Second, ResetAt: fixedNow.Add(1199 * time.Second)}},
+				{Method: "GET", Path: "/categories?page=2&per_page=10", Endpoint: "GET /api/v1/categories", Status: 503, RateLimit: &RateLimit{Limit: 100, Remaining: 10, Reset: 1200 * time.Second, ResetAt: fixedNow.Add(1200 * time.Second)}},
+				{Method: "GET", Path: "/categories?page=2&per_page=10", Endpoint: "GET /api/v1/categories", Attempt: 1, Status: 200, RateLimit: &RateLimit{Limit: 100, Remaining: 9, Reset: 1199 * time.Second, ResetAt: fixedNow.Add(1199 * time.Second)}},
 			},
 			wantErrs: []string{"*restclient.UnavailableError", ""},
 		},
@@ -250,8 +262,8 @@ func TestClient_Observer(t *testing.T) {
 			transportFailures: 1,
 			call:              doers[http.MethodGet],
 			want: []Call{
-				{Method: "GET", Path: "/categories/" + catID},
-				{Method: "GET", Path: "/categories/" + catID, Status: 200},
+				{Method: "GET", Path: "/categories/" + catID, Endpoint: "GET /api/v1/categories/{id}"},
+				{Method: "GET", Path: "/categories/" + catID, Endpoint: "GET /api/v1/categories/{id}", Attempt: 1, Status: 200},
 			},
 			wantErrs: []string{"*restclient.UnavailableError", ""},
 		},
@@ -260,7 +272,7 @@ func TestClient_Observer(t *testing.T) {
 			answers: []answer{{status: 422, header: rateHeaders("0", "5"), body: `{"error":"Failed to create chat","details":["Title can't be blank"]}`}},
 			call:    doers[http.MethodPost],
 			want: []Call{
-				{Method: "POST", Path: "/chats", Status: 422, RateLimit: &RateLimit{Limit: 100, Remaining: 0, Reset: 5 * time.Second, ResetAt: fixedNow.Add(5 * time.Second)}},
+				{Method: "POST", Path: "/chats", Endpoint: "POST /api/v1/chats", Status: 422, RateLimit: &RateLimit{Limit: 100, Remaining: 0, Reset: 5 * time.Second, ResetAt: fixedNow.Add(5 * time.Second)}},
 			},
 			wantErrs: []string{"*restclient.APIError"},
 		},
@@ -269,7 +281,7 @@ func TestClient_Observer(t *testing.T) {
 			answers: []answer{{status: 429, header: rateHeaders("0", "30"), body: `{"error":"rate_limit_exceeded"}`}},
 			call:    doers[http.MethodGet],
 			want: []Call{
-				{Method: "GET", Path: "/categories/" + catID, Status: 429, RateLimit: &RateLimit{Limit: 100, Remaining: 0, Reset: 30 * time.Second, ResetAt: fixedNow.Add(30 * time.Second)}},
+				{Method: "GET", Path: "/categories/" + catID, Endpoint: "GET /api/v1/categories/{id}", Status: 429, RateLimit: &RateLimit{Limit: 100, Remaining: 0, Reset: 30 * time.Second, ResetAt: fixedNow.Add(30 * time.Second)}},
 			},
 			wantErrs: []string{"*restclient.RateLimitError"},
 		},
@@ -296,6 +308,7 @@ func TestClient_Observer(t *testing.T) {
 					t.Errorf("call %d Err = %v (%s), want type %q", i, got[i].Err, errType, tt.wantErrs[i])
 				}
 				got[i].Err = nil
+				got[i].Duration = 0 // measured, not compared
 				if !reflect.DeepEqual(got[i], tt.want[i]) {
 					t.Errorf("call %d = %+v (rate limit %+v), want %+v (rate limit %+v)", i, got[i], got[i].RateLimit, tt.want[i], tt.want[i].RateLimit)
 				}

@@ -3,6 +3,7 @@ package restclienttest
 import (
 	"context"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"strings"
 	"sync"
@@ -25,6 +26,55 @@ type Server struct {
 	log      []Request
 	minted   int           // records created at runtime, numbered for deterministic ids
 	held     chan struct{} // while non-nil, answers wait for it to close (Hold)
+	faults   Faults
+	rng      *rand.Rand // draws SetFaults failures; seeded, so runs repeat
+}
+
+// Faults makes a share of authenticated requests fail as a flaky proxy in
+// front of the app would: the status (e.g. 503) with an HTML body and no
+// rate-limit headers. The requests are still recorded and counted against
+// the rate limit.
+type Faults struct {
+	Rate   float64 // share of requests that fail, 0..1
+	Status int
+	// AfterApply makes the app handle the request first (a write is
+	// applied) before the proxy answers Status instead of the app's
+	// answer, as a gateway timing out does. Otherwise nothing is touched.
+	AfterApply bool
+	Seed       uint64
+}
+
+// SetFaults sets the random failures (the zero Faults turns them off).
+func (s *Server) SetFaults(f Faults) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults = f
+	s.rng = rand.New(rand.NewPCG(f.Seed, f.Seed^0x9e3779b97f4a7c15))
+}
+
+// faulty draws whether this request fails; s.mu is held.
+func (s *Server) faulty() bool {
+	return s.faults.Rate > 0 && s.rng.Float64() < s.faults.Rate
+}
+
+// RevokeKey makes key unknown: from now on every request with it answers
+// 401, as a revoked key does.
+func (s *Server) RevokeKey(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.keys, key)
+}
+
+// AddKey makes key a new API key opening what like opens (family, user,
+// scope and tier), e.g. to load-test with many keys that share no call.
+// It does nothing when like is unknown.
+func (s *Server) AddKey(key, like string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if k, ok := s.keys[like]; ok {
+		cp := *k
+		s.keys[key] = &cp
+	}
 }
 
 // Request is one request as the fake recorded it.
@@ -116,6 +166,11 @@ func (s *Server) handle(r *http.Request, body []byte) (response, time.Duration) 
 		// An injected failure plays a proxy in front of the app: it answers
 		// as told, without the app's rate-limit headers, and touches no data.
 		resp = f.response()
+	} else if s.faulty() {
+		if s.faults.AfterApply && rate.allowed {
+			s.route(&call{key: key, req: r, body: body, query: queryParams(r.URL.RawQuery), now: now})
+		}
+		resp = (&failure{status: s.faults.Status, contentType: "text/html", body: "<html><body>proxy error</body></html>"}).response()
 	} else {
 		if rate.allowed {
 			resp = s.route(&call{key: key, req: r, body: body, query: queryParams(r.URL.RawQuery), now: now})

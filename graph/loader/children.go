@@ -181,15 +181,28 @@ func (l *Loaders) planParents(ctx context.Context, keys []ParentKey) ([][]*restc
 	if size, ok := l.familySize(class); ok {
 		need = max(need, size)
 	}
+	// failed answers the parents left with the error of the read meant to
+	// answer them. Falling back to one list per parent would multiply the
+	// calls sent to an upstream that is failing, or to a key out of quota.
+	failed := func(err error) ([][]*restclient.Category, []error) {
+		for _, i := range pending {
+			errs[i] = err
+		}
+		return out, errs
+	}
 	if len(pending) >= 2 && FamilyPages(need) < len(pending) && l.Affordable(1) == nil {
-		if first, err := l.familyFirstPage(ctx, class); err == nil {
-			pending = answerFrom(pointers(first.Categories), first.Pagination.TotalCount <= len(first.Categories), pending)
-			rest := FamilyPages(first.Pagination.TotalCount) - 1
-			if len(pending) > 0 && rest > 0 && rest < len(pending) && l.Affordable(rest) == nil {
-				if all, err := l.readFamily(ctx, class); err == nil {
-					pending = answerFrom(all, true, pending)
-				}
+		first, err := l.familyFirstPage(ctx, class)
+		if err != nil {
+			return failed(err)
+		}
+		pending = answerFrom(pointers(first.Categories), first.Pagination.TotalCount <= len(first.Categories), pending)
+		rest := FamilyPages(first.Pagination.TotalCount) - 1
+		if len(pending) > 0 && rest > 0 && rest < len(pending) && l.Affordable(rest) == nil {
+			all, err := l.readFamily(ctx, class)
+			if err != nil {
+				return failed(err)
 			}
+			pending = answerFrom(all, true, pending)
 		}
 	}
 	if len(pending) == 0 {

@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -53,8 +54,37 @@ type Shared struct {
 	// Generations numbers each key's writes, for the Cache and the
 	// Coalescer (which must share it); nil when neither needs it.
 	Generations *restcache.Generations
-	// MaxCalls caps the upstream calls of one operation; 0 means no cap.
+	// MaxCalls caps the upstream calls of one operation's plan; 0 means no
+	// cap. Retries of planned calls are counted as calls but do not spend
+	// it: an upstream fault must not turn into QUERY_TOO_EXPENSIVE. See
+	// Budget for the share of the key's hourly limit that also caps it.
 	MaxCalls int
+	// Log receives one WARN line per failed upstream call; nil discards.
+	Log *slog.Logger
+	// Now is the clock for rate-limit windows; nil means time.Now.
+	Now func() time.Time
+}
+
+func (s *Shared) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+// forgetKey drops everything shared about apiKey: the upstream answered
+// 401, so the key is unknown or revoked and must leave nothing behind, nor
+// keep being served from the cache.
+func (s *Shared) forgetKey(apiKey string) {
+	if s.RateLimits != nil {
+		s.RateLimits.Forget(apiKey)
+	}
+	if s.FamilySizes != nil {
+		s.FamilySizes.Forget(apiKey)
+	}
+	if s.Cache != nil {
+		s.Cache.Forget(apiKey)
+	}
 }
 
 // Loaders is the data layer of one GraphQL request.
@@ -65,6 +95,7 @@ type Loaders struct {
 	client *restclient.Client
 	memo   *memo
 	sends  atomic.Int64 // requests let through the gate: the calls made
+	firsts atomic.Int64 // first attempts among them: what the budget counts
 
 	mu        sync.Mutex
 	rateLimit *restclient.RateLimit
@@ -171,21 +202,79 @@ func (l *Loaders) RateLimit() *restclient.RateLimit {
 	return nil
 }
 
+// observe is told of every request sent upstream, retries included.
 func (l *Loaders) observe(c restclient.Call) {
-	if c.RateLimit != nil {
+	rl := c.RateLimit
+	var limited *restclient.RateLimitError
+	if errors.As(c.Err, &limited) && (rl == nil || rl.Remaining != 0) {
+		// A 429 without usable headers still says: nothing left until
+		// Retry-After.
+		reading := restclient.RateLimit{Limit: -1, Remaining: 0, Reset: limited.RetryAfter, ResetAt: l.shared.now().Add(limited.RetryAfter)}
+		if rl != nil {
+			reading.Limit = rl.Limit
+		}
+		rl = &reading
+	}
+	if rl != nil {
 		l.mu.Lock()
-		l.rateLimit = c.RateLimit
+		if l.rateLimit == nil || restclient.Newer(*rl, *l.rateLimit) {
+			l.rateLimit = rl
+		}
 		l.mu.Unlock()
 		if l.shared.RateLimits != nil {
-			l.shared.RateLimits.Observe(l.apiKey, *c.RateLimit)
+			l.shared.RateLimits.Observe(l.apiKey, *rl)
 		}
+	}
+	if c.Status == http.StatusUnauthorized {
+		l.shared.forgetKey(l.apiKey)
+	}
+	if c.Err != nil && l.shared.Log != nil {
+		// Never the key, the query string (ids, filters) or a body.
+		l.shared.Log.Warn("upstream call failed", "endpoint", c.Endpoint, "status", c.Status,
+			"duration", c.Duration.Round(time.Microsecond), "attempt", c.Attempt, "cause", failureCause(c.Err))
 	}
 }
 
-// ChatsChanged forgets chat answers, of this operation and in the shared
-// cache for this key, after this key wrote a chat: its next read sees the
-// write.
-func (l *Loaders) ChatsChanged() {
+// failureCause names why an upstream call failed, for logs: the status
+// class or the transport error's kind, never a URL or a body.
+func failureCause(err error) string {
+	var (
+		api     *restclient.APIError
+		unavail *restclient.UnavailableError
+		limited *restclient.RateLimitError
+	)
+	switch {
+	case errors.As(err, &limited):
+		return "rate_limited"
+	case errors.As(err, &api):
+		if api.Code != "" {
+			return api.Code
+		}
+		return "rejected"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	case errors.Is(err, context.Canceled):
+		return "cancelled"
+	case errors.As(err, &unavail) && unavail.Status != 0:
+		return "bad_gateway"
+	case errors.As(err, &unavail):
+		return "unreachable"
+	}
+	return "error"
+}
+
+// ChatsWritten records that this key sent a chat write that ended with
+// err: unless the upstream certainly refused it (a 4xx, or nothing was
+// sent), chat answers of this operation and in the shared cache for this
+// key are forgotten, so that the key's next read sees the write.
+func (l *Loaders) ChatsWritten(err error) {
+	var (
+		api  *restclient.APIError
+		gate *restclient.GateError
+	)
+	if errors.As(err, &api) || errors.As(err, &gate) {
+		return
+	}
 	l.memo.forget("chats")
 	if l.shared.Generations != nil {
 		l.shared.Generations.Invalidate(l.apiKey, "chats")
@@ -205,30 +294,70 @@ func (e *TooExpensiveError) Error() string {
 		e.Planned, e.Spent, e.Budget)
 }
 
+// limitShare is the part of a key's hourly limit one operation may spend:
+// a quarter, so that one request never takes most of a standard key's hour
+// (25 of its 100 calls) and a caller can always afford a few more.
+const limitShare = 4
+
+// standardLimit is the hourly limit assumed for a key whose limit no
+// answer has told yet: Sure's standard tier.
+const standardLimit = 100
+
+// Budget returns the upstream calls the operation's plan may spend: a
+// quarter of the key's hourly limit (as last reported, or the standard
+// tier's until an answer tells it), and never more than MaxCalls. 0 means
+// no cap.
+func (l *Loaders) Budget() int {
+	ceiling := l.shared.MaxCalls
+	if ceiling <= 0 {
+		return 0
+	}
+	limit := standardLimit
+	if rl := l.RateLimit(); rl != nil && rl.Limit > 0 {
+		limit = rl.Limit
+	}
+	return min(ceiling, max(limit/limitShare, 1))
+}
+
 // Affordable returns a *TooExpensiveError when n more calls would take the
 // operation past its budget. Planners ask before sending a batch, so that a
 // batch is sent whole or not at all.
 func (l *Loaders) Affordable(n int) error {
-	max := l.shared.MaxCalls
+	max := l.Budget()
 	if max <= 0 || n <= 0 {
 		return nil
 	}
-	if spent := int(l.sends.Load()); spent+n > max {
+	if spent := int(l.firsts.Load()); spent+n > max {
 		return &TooExpensiveError{Budget: max, Spent: spent, Planned: n}
 	}
 	return nil
 }
 
-// gate lets a request through while the operation is within its budget:
-// the hard cap behind Affordable, counted per attempt (retries included).
-func (l *Loaders) gate(string, string) error {
-	max := int64(l.shared.MaxCalls)
+// gate lets a request through unless the key is known to be out of quota
+// (the upstream would answer 429 and count nothing useful) or a first
+// attempt would pass the operation's budget: the hard cap behind
+// Affordable. Retries are counted as calls but do not spend the budget.
+func (l *Loaders) gate(method, path string, attempt int) error {
+	if l.shared.RateLimits != nil {
+		if wait, out := l.shared.RateLimits.Exhausted(l.apiKey, l.shared.now()); out {
+			return &restclient.RateLimitError{
+				APIError:   restclient.APIError{Op: method + " " + path, StatusCode: http.StatusTooManyRequests, Code: "rate_limit_exceeded", Message: "refused locally: the key has no request left in this window"},
+				RetryAfter: wait,
+			}
+		}
+	}
+	if attempt > 0 {
+		l.sends.Add(1)
+		return nil
+	}
+	max := int64(l.Budget())
 	for {
-		n := l.sends.Load()
+		n := l.firsts.Load()
 		if max > 0 && n >= max {
 			return &TooExpensiveError{Budget: int(max), Spent: int(n), Planned: 1}
 		}
-		if l.sends.CompareAndSwap(n, n+1) {
+		if l.firsts.CompareAndSwap(n, n+1) {
+			l.sends.Add(1)
 			return nil
 		}
 	}
@@ -304,7 +433,12 @@ func (l *Loaders) fromFamilyFirstPage(ctx context.Context, ids []string, out []*
 	}
 	first, err := l.familyFirstPage(ctx, "")
 	if err != nil {
-		return // each id is then looked up on its own, which reports errors
+		// One GET per id instead would multiply the calls sent to a
+		// failing upstream (or a key out of quota): report the failure.
+		for i := range ids {
+			errs[i] = err
+		}
+		return
 	}
 	byID := make(map[string]*restclient.Category, len(first.Categories))
 	for i := range first.Categories {

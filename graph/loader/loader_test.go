@@ -615,12 +615,12 @@ func TestMemo_OneGETPerOperation(t *testing.T) {
 			return err
 		}, 0},
 		{"chats after this operation wrote one", func(l *loader.Loaders) error {
-			l.ChatsChanged()
+			l.ChatsWritten(nil)
 			_, err := l.Client().ListChats(ctx, 1)
 			return err
 		}, 1},
 		{"categories after a chat write", func(l *loader.Loaders) error {
-			l.ChatsChanged()
+			l.ChatsWritten(nil)
 			_, err := l.Client().ListCategories(ctx, opts)
 			return err
 		}, 0},

@@ -70,6 +70,10 @@ type CreateChatPayload struct {
 	UserErrors []*UserError `json:"userErrors"`
 	// The `clientMutationId` of the input.
 	ClientMutationID *string `json:"clientMutationId,omitempty"`
+	// `true` when the upstream's answer to the write was lost and the facade found the
+	// new chat with one read of the newest chats instead (same title, created after the
+	// request was sent); `false` when the upstream answered the write itself.
+	ConfirmedByRead bool `json:"confirmedByRead"`
 }
 
 // A bulk import of transactions (or accounts, trades, categories, rules…) from a file.
@@ -148,6 +152,14 @@ type MessageEdge struct {
 
 // Writes. Each mutation is one upstream call. Invalid input (such as a blank title) is
 // answered in `userErrors`, not as a top-level error.
+//
+// The payloads are nullable on purpose: the mutations of one operation run one after
+// the other and are independent, so when one fails (a top-level error with its
+// `extensions.code`) only its own field is `null` and the others keep their answers,
+// such as the id of a chat that was created. When the upstream's answer to a write is
+// lost (a timeout or a dropped connection after the request was sent), the write may
+// have been applied: the facade then reads once to settle it (`confirmedByRead`), or
+// answers `UPSTREAM_OUTCOME_UNKNOWN`, never a "try again" that could duplicate it.
 type Mutation struct {
 }
 
@@ -201,6 +213,10 @@ type UpdateChatPayload struct {
 	UserErrors []*UserError `json:"userErrors"`
 	// The `clientMutationId` of the input.
 	ClientMutationID *string `json:"clientMutationId,omitempty"`
+	// `true` when the upstream's answer to the write was lost and the facade read the chat
+	// once to confirm it carries the new title; `false` when the upstream answered the
+	// write itself.
+	ConfirmedByRead bool `json:"confirmedByRead"`
 }
 
 // A problem with a mutation's input, meant to be shown next to the form field.

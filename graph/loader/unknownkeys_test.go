@@ -1,0 +1,46 @@
+package loader_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"suregql/graph/loader"
+	"suregql/restcache"
+	"suregql/restclient"
+)
+
+// TestUnknownKeysLeaveNothingBehind: strangers sending writes and reads
+// with random keys (the upstream answers 401) must not grow any of the
+// per-key state the server keeps between requests.
+func TestUnknownKeysLeaveNothingBehind(t *testing.T) {
+	u := newUpstream(t)
+	cache := restcache.NewCache(1000, time.Hour)
+	shared := &loader.Shared{
+		Upstream:    u.client(t),
+		Cache:       cache,
+		Coalescer:   &restcache.Coalescer{Generations: cache.Generations()},
+		Generations: cache.Generations(),
+		RateLimits:  &restcache.RateLimits{},
+		FamilySizes: &restcache.FamilySizes{},
+	}
+	for i := range 300 {
+		l := loader.New(shared, fmt.Sprintf("random-key-%d", i))
+		_, err := l.Client().CreateChat(t.Context(), restclient.CreateChatRequest{Title: "x"})
+		l.ChatsWritten(err)
+		if !restclient.IsUnauthorized(err) {
+			t.Fatalf("create with an unknown key: %v, want a 401", err)
+		}
+		_, _ = l.Client().ListCategories(t.Context(), restclient.ListCategoriesOptions{Page: 1, PerPage: 100})
+	}
+	for name, n := range map[string]int{
+		"rate limits":    shared.RateLimits.Len(),
+		"family sizes":   shared.FamilySizes.Len(),
+		"generations":    shared.Generations.Len(),
+		"cached answers": cache.Len(),
+	} {
+		if n != 0 {
+			t.Errorf("%s kept for %d unknown keys, want none", name, n)
+		}
+	}
+}
