@@ -46,6 +46,8 @@ type config struct {
 	cacheTTL         time.Duration
 	operationTimeout time.Duration
 	corsOrigins      []string
+	maxDepth         int
+	maxResponseBytes int
 	// Off switches, so that the zero value serves both.
 	disablePlayground    bool
 	disableIntrospection bool
@@ -86,6 +88,10 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	}
 	fs.BoolVar(&introspection, "introspection", introspection,
 		"answer __schema and __type (env INTROSPECTION); the playground needs it; -introspection=false hides the schema")
+	maxDepth := env("MAX_DEPTH", strconv.Itoa(facade.DefaultMaxDepth))
+	fs.StringVar(&maxDepth, "max-depth", maxDepth, "deepest nesting of fields allowed in an operation (env MAX_DEPTH)")
+	maxResponse := env("MAX_RESPONSE_BYTES", strconv.Itoa(facade.DefaultMaxResponseBytes))
+	fs.StringVar(&maxResponse, "max-response-bytes", maxResponse, "largest data of one answer, in bytes; larger answers are refused with RESPONSE_TOO_LARGE (env MAX_RESPONSE_BYTES)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -97,6 +103,12 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	cfg.upstreamTimeout = d
 	if cfg.maxUpstreamCalls, err = strconv.Atoi(maxCalls); err != nil || cfg.maxUpstreamCalls < 0 {
 		return cfg, fmt.Errorf("max upstream calls %q is not a non-negative integer", maxCalls)
+	}
+	if cfg.maxDepth, err = strconv.Atoi(maxDepth); err != nil || cfg.maxDepth < 1 {
+		return cfg, fmt.Errorf("max depth %q is not a positive integer", maxDepth)
+	}
+	if cfg.maxResponseBytes, err = strconv.Atoi(maxResponse); err != nil || cfg.maxResponseBytes < 1 {
+		return cfg, fmt.Errorf("max response bytes %q is not a positive integer", maxResponse)
 	}
 	if cacheTTL == "0" {
 		cacheTTL = "0s"
@@ -171,6 +183,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		MaxUpstreamCalls: cfg.maxUpstreamCalls, CacheTTL: cfg.cacheTTL,
 		OperationTimeout: cfg.operationTimeout, CORSOrigins: cfg.corsOrigins,
 		DisablePlayground: cfg.disablePlayground, DisableIntrospection: cfg.disableIntrospection,
+		MaxDepth: cfg.maxDepth, MaxResponseBytes: cfg.maxResponseBytes,
 	}), cfg.operationTimeout)
 	url := "http://" + displayAddr(ln.Addr())
 	switch {

@@ -29,6 +29,12 @@ func TestParseConfig(t *testing.T) {
 		{name: "flags win over the environment", args: []string{"-addr", ":7", "-max-upstream-calls", "0", "-cache-ttl", "1m", "-operation-timeout", "2s"},
 			env:  map[string]string{"ADDR": ":9", "MAX_UPSTREAM_CALLS": "7", "OPERATION_TIMEOUT": "5s"},
 			want: config{addr: ":7", upstreamTimeout: 10 * time.Second, maxUpstreamCalls: 0, cacheTTL: time.Minute, operationTimeout: 2 * time.Second}},
+		{name: "limits from the environment", env: map[string]string{"MAX_DEPTH": "20", "MAX_RESPONSE_BYTES": "1000"},
+			want: config{addr: ":8080", upstreamTimeout: 10 * time.Second, maxUpstreamCalls: 100, operationTimeout: 15 * time.Second, maxDepth: 20, maxResponseBytes: 1000}},
+		{name: "limits from flags", args: []string{"-max-depth", "8", "-max-response-bytes", "65536"}, env: map[string]string{"MAX_DEPTH": "20"},
+			want: config{addr: ":8080", upstreamTimeout: 10 * time.Second, maxUpstreamCalls: 100, operationTimeout: 15 * time.Second, maxDepth: 8, maxResponseBytes: 65536}},
+		{name: "zero depth", args: []string{"-max-depth", "0"}, wantErr: true},
+		{name: "bad response cap", env: map[string]string{"MAX_RESPONSE_BYTES": "4MiB"}, wantErr: true},
 		{name: "bad timeout", args: []string{"-upstream-timeout", "soon"}, wantErr: true},
 		{name: "negative budget", env: map[string]string{"MAX_UPSTREAM_CALLS": "-1"}, wantErr: true},
 		{name: "bad cache TTL", args: []string{"-cache-ttl", "forever"}, wantErr: true},
@@ -56,6 +62,13 @@ func TestParseConfig(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := parseConfig(tc.args, env(tc.env))
+			// A row that leaves the limits out expects their defaults.
+			if tc.want.maxDepth == 0 {
+				tc.want.maxDepth = 12
+			}
+			if tc.want.maxResponseBytes == 0 {
+				tc.want.maxResponseBytes = 4 << 20
+			}
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("error = %v, want error: %t", err, tc.wantErr)
 			}

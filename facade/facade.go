@@ -13,7 +13,6 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
-	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/rs/cors"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -22,16 +21,23 @@ import (
 	"suregql/graph"
 	"suregql/graph/loader"
 	"suregql/graphiql"
+	"suregql/querylimit"
 	"suregql/restcache"
 	"suregql/restclient"
 )
 
-// Limits on what one request may ask of the server itself.
+// Limits on what one request may ask of the server itself. The limits on
+// the document are querylimit's defaults (MaxDepth is configurable).
 const (
-	maxBodyBytes     = 1 << 20 // a GraphQL document is small; larger bodies are refused
-	parserTokenLimit = 15_000
-	complexityLimit  = 20_000
-	queryCacheSize   = 1000
+	maxBodyBytes = 1 << 20 // a GraphQL document is small; larger bodies are refused
+	// complexityLimit bounds graph.Complexity, about one unit per value
+	// of the answer: 4× the README's demo tree (20,601) and the tree of
+	// 100 roots with 50 subcategories each (25,301); the schema's cycle
+	// (subcategories → parent → subcategories) passes it at the fourth
+	// lap with the default page (1.2 million).
+	complexityLimit = 100_000
+	// The persisted-query cache holds query texts by hash.
+	persistedQueryCacheBytes = 4 << 20
 )
 
 // Config configures the handler.
@@ -71,6 +77,15 @@ type Config struct {
 	// them in Origin, e.g. "https://app.example.com", or "*" for any) call
 	// /graphql from the browser; empty turns CORS off.
 	CORSOrigins []string
+	// MaxDepth bounds how deep fields nest in an operation; 0 means
+	// DefaultMaxDepth.
+	MaxDepth int
+	// MaxResponseBytes caps the data of one answer; 0 means
+	// DefaultMaxResponseBytes.
+	MaxResponseBytes int
+	// QueryCacheBytes bounds the cache of parsed and validated queries;
+	// 0 means DefaultQueryCacheBytes.
+	QueryCacheBytes int
 }
 
 // Defaults of Config.
@@ -78,6 +93,11 @@ const (
 	DefaultMaxUpstreamCalls = 100
 	DefaultCacheSize        = 10_000
 	DefaultOperationTimeout = 15 * time.Second
+	DefaultMaxDepth         = querylimit.DefaultMaxDepth
+	DefaultMaxResponseBytes = 4 << 20
+	// The parsed-query cache charges each document querylimit's estimate
+	// of its memory: 16 MiB hold a few thousand typical documents.
+	DefaultQueryCacheBytes = 16 << 20
 )
 
 // New returns the facade's HTTP handler: POST/GET /graphql, the playground
@@ -87,17 +107,31 @@ func New(cfg Config) http.Handler {
 	if log == nil {
 		log = slog.Default()
 	}
-	srv := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: &graph.Resolver{Log: log}}))
+	srv := handler.New(graph.NewExecutableSchema(graph.Config{
+		Resolvers:  &graph.Resolver{Log: log},
+		Complexity: graph.Complexity(),
+	}))
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
-	srv.SetQueryCache(lru.New[*ast.QueryDocument](queryCacheSize))
-	srv.SetParserTokenLimit(parserTokenLimit)
+	cacheBytes := cfg.QueryCacheBytes
+	if cacheBytes <= 0 {
+		cacheBytes = DefaultQueryCacheBytes
+	}
+	queries := querylimit.NewDocumentCache(cacheBytes)
+	limits := querylimit.NewExtension(querylimit.Limits{MaxDepth: cfg.MaxDepth}, queries)
+	srv.SetQueryCache(queries)
+	srv.SetParserTokenLimit(limits.Limits().MaxTokens)
 	if !cfg.DisableIntrospection {
 		srv.Use(extension.Introspection{})
 	}
-	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
-	srv.Use(extension.FixedComplexityLimit(complexityLimit))
+	// The persisted-query extension fills in the query of a request that
+	// sent only its hash, so the limits come after it.
+	srv.Use(extension.AutomaticPersistedQuery{
+		Cache: querylimit.NewPersistedQueryCache(persistedQueryCacheBytes, limits.Limits().MaxBytes),
+	})
+	srv.Use(limits)
+	srv.Use(&querylimit.ComplexityLimit{Max: complexityLimit})
 	srv.SetErrorPresenter(graph.ErrorPresenter(log))
 	srv.SetRecoverFunc(func(ctx context.Context, v any) error {
 		log.ErrorContext(ctx, "resolver panic", "panic", v)
@@ -115,6 +149,11 @@ func New(cfg Config) http.Handler {
 	srv.AroundOperations(refuseTooExpensive(cfg.MaxUpstreamCalls))
 	srv.AroundResponses(reportUpstreamCost)
 	srv.AroundResponses(logOperation(log))
+	maxResponse := cfg.MaxResponseBytes
+	if maxResponse <= 0 {
+		maxResponse = DefaultMaxResponseBytes
+	}
+	srv.AroundResponses(querylimit.LimitResponse(maxResponse)) // innermost: the others see its answer
 
 	shared := &loader.Shared{
 		Upstream:    cfg.Upstream,

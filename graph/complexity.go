@@ -1,0 +1,78 @@
+package graph
+
+import (
+	"math"
+
+	"suregql/graph/model"
+	"suregql/restclient"
+)
+
+// Complexity is the cost model of the schema, for graph.Config.Complexity:
+// a field costs 1 plus what it selects, and a list costs what one item
+// costs times the items it may return, as Shopify's and GitHub's public
+// cost models count. A connection (categories, subcategories, chats,
+// messages) returns its window: first or last, or the default page, at
+// most restclient.MaxPerPage. Its nodes and edges are the list, so the
+// connection multiplies everything it selects (totalCount and pageInfo
+// too: a slight overestimate that keeps the model simple). Cycles of the
+// schema (subcategories → parent → subcategories) multiply at each lap.
+//
+// The figure estimates what execution builds and marshals, one unit per
+// value; the facade's complexity limit bounds it. It is not the upstream
+// call budget, which RootCost and the loader count.
+func Complexity() ComplexityRoot {
+	var c ComplexityRoot
+	c.Query.Categories = func(child int, first *int, _ *string, last *int, _ *string, _ *model.CategoryClassification, _ *bool, _ *string) int {
+		return connectionCost(child, first, last, DefaultCategoryPage)
+	}
+	c.Query.Chats = func(child int, first *int, _ *string, last *int, _ *string) int {
+		return connectionCost(child, first, last, DefaultChatPage)
+	}
+	c.Category.Subcategories = func(child int, first *int, _ *string, last *int, _ *string) int {
+		return connectionCost(child, first, last, DefaultCategoryPage)
+	}
+	c.Chat.Messages = func(child int, first *int, _ *string, last *int, _ *string) int {
+		return connectionCost(child, first, last, DefaultMessagePage)
+	}
+	c.Message.ToolCalls = func(child int) int {
+		return saturatingAdd(1, saturatingMul(toolCallsPerMessage, child))
+	}
+	return c
+}
+
+// toolCallsPerMessage is the size assumed for a message's toolCalls, a
+// list without paging: the assistant calls a few functions per answer.
+const toolCallsPerMessage = 5
+
+// connectionCost is 1 plus the window times what each item selects.
+func connectionCost(child int, first, last *int, defaultPage int) int {
+	window := defaultPage
+	switch {
+	case first != nil && last != nil:
+		window = max(*first, *last) // refused by the resolver; counted as the larger
+	case first != nil:
+		window = *first
+	case last != nil:
+		window = *last
+	}
+	// Out of range, the resolver refuses the window; the estimate stays
+	// within what a valid one may cost.
+	window = min(max(window, 0), restclient.MaxPerPage)
+	return saturatingAdd(1, saturatingMul(window, child))
+}
+
+// saturatingAdd and saturatingMul saturate at math.MaxInt: complexity must not wrap around
+// into a small number. Both take non-negative operands.
+func saturatingAdd(a, b int) int {
+	if a > math.MaxInt-b {
+		return math.MaxInt
+	}
+	return a + b
+}
+
+func saturatingMul(a, b int) int {
+	if a != 0 && b > math.MaxInt/a {
+		return math.MaxInt
+	}
+	return a * b
+}

@@ -1,0 +1,174 @@
+package querylimit
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/99designs/gqlgen/complexity"
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/errcode"
+	"github.com/99designs/gqlgen/graphql/handler/extension"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+	"github.com/vektah/gqlparser/v2/parser"
+)
+
+// Codes of extensions.code.
+const (
+	// Code refuses a request that passes a limit; extensions.limit names
+	// it (one of the Limit* names), extensions.max is the limit and
+	// extensions.actual what the request has, when known.
+	Code = "QUERY_LIMIT_EXCEEDED"
+	// CodeResponseTooLarge replaces an answer whose data passes the
+	// response cap; extensions.max and extensions.actual are in bytes.
+	CodeResponseTooLarge = "RESPONSE_TOO_LARGE"
+)
+
+func init() {
+	// A refused document is a request error like a parse or validation
+	// failure: gqlgen answers 400 under application/graphql-response+json
+	// and 422 under application/json (which the facade answers as 200).
+	errcode.RegisterErrorType(Code, errcode.KindProtocol)
+}
+
+// GQLError returns the refusal as a GraphQL error: code, limit, max and,
+// when known, actual in its extensions.
+func (e *Exceeded) GQLError() *gqlerror.Error {
+	err := gqlerror.Errorf("%s", e.Error())
+	err.Extensions = map[string]any{"code": Code, "limit": e.Limit, "max": e.Max}
+	if e.Actual > 0 {
+		err.Extensions["actual"] = e.Actual
+	}
+	return err
+}
+
+// Extension checks each query against the limits before gqlgen parses
+// and validates it. Register it after extension.AutomaticPersistedQuery,
+// which fills in the query of a request that sent only its hash, so that
+// the limits see the real query.
+type Extension struct {
+	limits Limits
+	cache  graphql.Cache[*ast.QueryDocument]
+}
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.OperationParameterMutator
+} = (*Extension)(nil)
+
+// NewExtension returns the extension checking limits (defaults applied).
+// cache is the server's query cache (nil if none): a query found there
+// was checked and validated when it was added, so it is not checked
+// again.
+func NewExtension(limits Limits, cache graphql.Cache[*ast.QueryDocument]) *Extension {
+	return &Extension{limits: limits.WithDefaults(), cache: cache}
+}
+
+// Limits returns the limits the extension applies.
+func (e *Extension) Limits() Limits { return e.limits }
+
+// ExtensionName names the extension for gqlgen.
+func (e *Extension) ExtensionName() string { return "QueryLimits" }
+
+// Validate accepts any schema.
+func (e *Extension) Validate(graphql.ExecutableSchema) error { return nil }
+
+// MutateOperationParameters runs before gqlgen parses the query. On a
+// cache miss it parses the query (with the token limit) and checks the
+// document; a document within the limits is then parsed again by gqlgen,
+// validated and cached. Parsing twice on a miss is the simple choice:
+// a valid query misses once and hits afterwards, and validating here
+// instead (to hand gqlgen a cached document) would tie this extension to
+// gqlgen's rule configuration, or validate invalid documents twice so
+// that gqlgen can report all their errors (this hook returns only one).
+func (e *Extension) MutateOperationParameters(ctx context.Context, params *graphql.RawParams) *gqlerror.Error {
+	q := params.Query
+	if q == "" {
+		return nil // gqlgen reports a missing query
+	}
+	if len(q) > e.limits.MaxBytes {
+		return (&Exceeded{Limit: LimitBytes, Max: e.limits.MaxBytes, Actual: len(q)}).GQLError()
+	}
+	if e.cache != nil {
+		if _, ok := e.cache.Get(ctx, q); ok {
+			return nil
+		}
+	}
+	doc, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: q}, e.limits.MaxTokens)
+	if err != nil {
+		var gqlErr *gqlerror.Error
+		if !errors.As(err, &gqlErr) {
+			return nil // gqlgen parses again and reports it
+		}
+		// gqlparser's wording, pinned by TestTokenLimitMessage.
+		if strings.HasPrefix(gqlErr.Message, "exceeded token limit") {
+			return (&Exceeded{Limit: LimitTokens, Max: e.limits.MaxTokens}).GQLError()
+		}
+		// What gqlgen would answer, without parsing again.
+		errcode.Set(gqlErr, errcode.ParseFailed)
+		return gqlErr
+	}
+	if ex := e.limits.Check(doc); ex != nil {
+		return ex.GQLError()
+	}
+	return nil
+}
+
+// ComplexityLimit refuses an operation whose complexity (the schema's
+// complexity functions: list fields multiply by their page size) passes
+// Max, before it runs. It replaces gqlgen's extension.ComplexityLimit to
+// report with Code, limit "complexity", max and actual; it records the
+// same stats (extension.GetComplexityStats).
+//
+// gqlgen computes complexity after validation and walks every fragment
+// spread again; Extension's field limits have bounded that walk.
+type ComplexityLimit struct {
+	Max int
+	es  graphql.ExecutableSchema
+}
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.OperationContextMutator
+} = (*ComplexityLimit)(nil)
+
+// ExtensionName names the extension for gqlgen.
+func (c *ComplexityLimit) ExtensionName() string { return "ComplexityLimit" }
+
+// Validate keeps the schema whose complexity functions apply.
+func (c *ComplexityLimit) Validate(es graphql.ExecutableSchema) error {
+	if c.Max <= 0 {
+		return errors.New("querylimit: ComplexityLimit.Max must be positive")
+	}
+	c.es = es
+	return nil
+}
+
+// MutateOperationContext computes the operation's complexity.
+func (c *ComplexityLimit) MutateOperationContext(ctx context.Context, opCtx *graphql.OperationContext) *gqlerror.Error {
+	cost := complexity.Calculate(ctx, c.es, opCtx.Operation, opCtx.Variables)
+	opCtx.Stats.SetExtension("ComplexityLimit", &extension.ComplexityStats{Complexity: cost, ComplexityLimit: c.Max})
+	if cost > c.Max {
+		return (&Exceeded{Limit: LimitComplexity, Max: c.Max, Actual: cost}).GQLError()
+	}
+	return nil
+}
+
+// LimitResponse replaces an answer whose data is longer than maxBytes with
+// a RESPONSE_TOO_LARGE error and no data, so that no client is sent (and
+// no proxy buffers) a huge body. It runs after execution, once the data
+// is built: the complexity limit has already bounded what execution may
+// build, so this caps the body, not the work. The field errors of the
+// dropped data go with it (they point into it, and may be many).
+func LimitResponse(maxBytes int) graphql.ResponseMiddleware {
+	return func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+		resp := next(ctx)
+		if resp == nil || len(resp.Data) <= maxBytes {
+			return resp
+		}
+		err := gqlerror.Errorf("the answer would be %d bytes of data; the limit is %d: ask for fewer items or fields", len(resp.Data), maxBytes)
+		err.Extensions = map[string]any{"code": CodeResponseTooLarge, "max": maxBytes, "actual": len(resp.Data)}
+		return &graphql.Response{Errors: gqlerror.List{err}, Extensions: resp.Extensions}
+	}
+}
