@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"suregql/querylimit"
 	"suregql/restclienttest"
 )
 
@@ -85,7 +86,7 @@ func TestHTTP_BodyTooLarge(t *testing.T) {
 	e := newEnv(t)
 	big := `{"query":"{ __typename }","variables":{"pad":"` + strings.Repeat("x", 1<<20) + `"}}`
 	r := postJSON(t, e, big, nil)
-	if r.status != http.StatusRequestEntityTooLarge || errorCode(r) != "BAD_REQUEST" {
-		t.Errorf("status %d, body %.200s; want 413 BAD_REQUEST", r.status, r.raw)
+	if r.status != http.StatusRequestEntityTooLarge || errorCode(r) != querylimit.Code {
+		t.Errorf("status %d, body %.200s; want 413 %s", r.status, r.raw, querylimit.Code)
 	}
 }

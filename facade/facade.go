@@ -29,7 +29,7 @@ import (
 // Limits on what one request may ask of the server itself. The limits on
 // the document are querylimit's defaults (MaxDepth is configurable).
 const (
-	maxBodyBytes = 1 << 20 // a GraphQL document is small; larger bodies are refused
+	maxBodyBytes = 128 << 10 // a document is at most 64 KiB (querylimit); variables are small
 	// complexityLimit bounds graph.Complexity, about one unit per value
 	// of the answer: 4× the README's demo tree (20,601) and the tree of
 	// 100 roots with 50 subcategories each (25,301); the schema's cycle

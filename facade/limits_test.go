@@ -67,6 +67,9 @@ func aliasedCategories(n int) string {
 	return b.String()
 }
 
+// limitBodyBytes is the limit the HTTP layer names for a body over its cap.
+const limitBodyBytes = "bodyBytes"
+
 type hostile struct {
 	name   string
 	query  string
@@ -77,10 +80,13 @@ type hostile struct {
 
 func hostileRequests() []hostile {
 	return []hostile{
-		{name: "attack 1: 1 MB of comment", query: paddedTypename(1, 1_000_000), limit: querylimit.LimitBytes, actual: 1_000_000},
+		// Bodies over facade's 128 KiB are refused by the HTTP layer (413)
+		// after reading that much, before any JSON decoding or parsing.
+		{name: "attack 1: 1 MB of comment", query: paddedTypename(1, 1_000_000), limit: limitBodyBytes},
+		{name: "70 KB of comment", query: paddedTypename(1, 70_000), limit: querylimit.LimitBytes, actual: 70_000},
 		{name: "attack 2: 24 doubling fragments", query: doublingFragments(24), limit: querylimit.LimitFields, actual: 1<<24 + 1<<23 - 1},
 		{name: "attack 2: 26 doubling fragments", query: doublingFragments(26), limit: querylimit.LimitFields, actual: 1<<26 + 1<<25 - 1},
-		{name: "attack 3: 14,990 __typename", query: repeatedTypename(14_990), limit: querylimit.LimitBytes, actual: 164_893},
+		{name: "attack 3: 14,990 __typename", query: repeatedTypename(14_990), limit: limitBodyBytes},
 		{name: "attack 3 within the bytes and tokens", query: "{ rateLimit {" + strings.Repeat(" __typename", 900) + " } }", limit: querylimit.LimitSameResponseKey, actual: 900},
 		{name: "attack 4: 9 laps of the category cycle", query: categoryCycle(9), limit: querylimit.LimitDepth, actual: 29},
 		{name: "attack 4: 4 laps", query: categoryCycle(4), limit: querylimit.LimitDepth, actual: 14},
@@ -117,6 +123,21 @@ func TestLimits_HostileRequestsAreRefusedBeforeAnyCall(t *testing.T) {
 		for _, key := range []string{restclienttest.DemoKey, ""} {
 			t.Run(fmt.Sprintf("%s, key %q", h.name, key), func(t *testing.T) {
 				e := envs[h.depth]
+				if h.limit == limitBodyBytes {
+					before := e.upstream.Calls()
+					headers := map[string]string{}
+					if key != "" {
+						headers["X-Api-Key"] = key
+					}
+					r := postJSON(t, e, `{"query":`+quote(h.query)+`}`, headers)
+					if r.status != http.StatusRequestEntityTooLarge || errorCode(r) != querylimit.Code || !strings.Contains(r.raw, `"limit":"bodyBytes"`) {
+						t.Errorf("status %d, body %.300s; want 413 %s, limit bodyBytes", r.status, r.raw, querylimit.Code)
+					}
+					if calls := e.upstream.Calls() - before; calls != 0 {
+						t.Errorf("upstream calls = %d, want 0", calls)
+					}
+					return
+				}
 				r := e.do(key, h.query, nil)
 				wantCalls(t, r, 0)
 				if len(r.data) > 0 && string(r.data) != "null" {

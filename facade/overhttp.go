@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
 	"strings"
 
 	"suregql/graph"
+	"suregql/querylimit"
 )
 
 // allowedMethods is what /graphql answers to; the Allow header of a 405
@@ -44,12 +46,17 @@ func overHTTP(next http.Handler) http.Handler {
 				return
 			}
 			body, err := io.ReadAll(r.Body)
+			if tooLarge := new(http.MaxBytesError); errors.As(err, &tooLarge) {
+				// Refused after reading at most the limit: a megabyte of
+				// padding costs a stranger's request nothing more.
+				writeJSONErrors(w, http.StatusRequestEntityTooLarge, map[string]any{
+					"message":    fmt.Sprintf("the request body is larger than %d bytes", tooLarge.Limit),
+					"extensions": map[string]any{"code": querylimit.Code, "limit": "bodyBytes", "max": tooLarge.Limit},
+				})
+				return
+			}
 			if err != nil {
-				status, msg := http.StatusBadRequest, "the request body could not be read"
-				if tooLarge := new(http.MaxBytesError); errors.As(err, &tooLarge) {
-					status, msg = http.StatusRequestEntityTooLarge, "the request body is too large"
-				}
-				writeRequestError(w, status, graph.CodeBadRequest, msg)
+				writeRequestError(w, http.StatusBadRequest, graph.CodeBadRequest, "the request body could not be read")
 				return
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
@@ -85,11 +92,14 @@ func isJSON(contentType string) bool {
 }
 
 func writeRequestError(w http.ResponseWriter, status int, code, msg string) {
+	writeJSONErrors(w, status, map[string]any{"message": msg, "extensions": map[string]any{"code": code}})
+}
+
+// writeJSONErrors answers a request refused before GraphQL read it.
+func writeJSONErrors(w http.ResponseWriter, status int, errs ...map[string]any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]any{
-		"errors": []map[string]any{{"message": msg, "extensions": map[string]any{"code": code}}},
-	})
+	_ = json.NewEncoder(w).Encode(map[string]any{"errors": errs})
 }
 
 // statusWriter rewrites the statuses gqlgen chooses where the

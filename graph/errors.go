@@ -230,7 +230,6 @@ func presentAPIError(api *restclient.APIError) (string, map[string]any) {
 		map[string]any{"code": CodeUpstreamRejected, "status": api.StatusCode}
 }
 
-
 func code(c string) map[string]any { return map[string]any{"code": c} }
 
 // notFound is an upstream 404 for a named resource.

@@ -34,7 +34,7 @@ func TestUnavailableError_Reason(t *testing.T) {
 		wantStatus int
 	}{
 		{name: "nothing listens", wantReason: restclient.ReasonConnectionRefused, baseURL: func(t *testing.T) string {
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			ln, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:0")
 			if err != nil {
 				t.Fatal(err)
 			}
