@@ -10,7 +10,8 @@
 #
 # Docker is not on CI: .ci/run runs the build command below on the build
 # context this file and .dockerignore describe, checks that the binary is
-# static, and runs it as user 65532.
+# static, and runs it as user 65532; deploy_test.go checks that GO_VERSION
+# is go.mod's and that USER and EXPOSE match the Kubernetes manifests.
 
 ARG GO_VERSION=1.26.8
 
