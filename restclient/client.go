@@ -66,8 +66,10 @@ func Endpoint(method, path string) string {
 }
 
 // Observer is told about every request sent upstream, retries included, on
-// the goroutine that sent it.
-type Observer func(Call)
+// the goroutine that sent it, with the context the request was sent with
+// (so that what it logs carries the values of the caller's request, such
+// as its request id).
+type Observer func(context.Context, Call)
 
 // Client talks to one Sure server on behalf of one API key. The zero value
 // is not usable; build one with New and derive per-caller copies with
@@ -359,7 +361,7 @@ func (c *Client) once(ctx context.Context, method, path string, query url.Values
 	if err != nil {
 		err = &UnavailableError{Op: op, Err: err}
 		call.Err = err
-		c.observe(call)
+		c.observe(ctx, call)
 		return nil, err
 	}
 	defer resp.Body.Close()
@@ -376,20 +378,20 @@ func (c *Client) once(ctx context.Context, method, path string, query url.Values
 		// 0), a GET may be retried.
 		err := &UnavailableError{Op: op, Err: fmt.Errorf("read answer (status %d): %w", resp.StatusCode, readErr)}
 		call.Err = err
-		c.observe(call)
+		c.observe(ctx, call)
 		return nil, err
 	}
 	if err := checkResponse(op, resp, data, c.now()); err != nil {
 		call.Err = err
-		c.observe(call)
+		c.observe(ctx, call)
 		return nil, err
 	}
-	c.observe(call)
+	c.observe(ctx, call)
 	return &Response{Status: resp.StatusCode, Body: data, RateLimit: call.RateLimit}, nil
 }
 
-func (c *Client) observe(call Call) {
+func (c *Client) observe(ctx context.Context, call Call) {
 	if c.observer != nil {
-		c.observer(call)
+		c.observer(ctx, call)
 	}
 }

@@ -65,7 +65,7 @@ type callLog struct {
 	calls []Call
 }
 
-func (l *callLog) observe(c Call) {
+func (l *callLog) observe(_ context.Context, c Call) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.calls = append(l.calls, c)
@@ -380,7 +380,7 @@ func TestClient_ContextCanceled(t *testing.T) {
 		// The observer cancels as soon as the first attempt failed: the
 		// hour-long backoff must end at once.
 		c := u.client(t, WithRetryPolicy(RetryPolicy{MaxRetries: 1, Backoff: time.Hour})).
-			WithObserver(func(Call) { cancel() })
+			WithObserver(func(context.Context, Call) { cancel() })
 		done := make(chan error, 1)
 		go func() {
 			_, err := c.GetCategory(ctx, catID)

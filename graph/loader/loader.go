@@ -202,8 +202,11 @@ func (l *Loaders) RateLimit() *restclient.RateLimit {
 	return nil
 }
 
-// observe is told of every request sent upstream, retries included.
-func (l *Loaders) observe(c restclient.Call) {
+// observe is told of every request sent upstream, retries included; ctx
+// is the one the call was sent with, so the WARN line of a failed call
+// carries the request's id (for a GET shared with other requests in
+// flight, the id of the request that sent it).
+func (l *Loaders) observe(ctx context.Context, c restclient.Call) {
 	rl := c.RateLimit
 	var limited *restclient.RateLimitError
 	if errors.As(c.Err, &limited) && (rl == nil || rl.Remaining != 0) {
@@ -230,7 +233,7 @@ func (l *Loaders) observe(c restclient.Call) {
 	}
 	if c.Err != nil && l.shared.Log != nil {
 		// Never the key, the query string (ids, filters) or a body.
-		l.shared.Log.Warn("upstream call failed", "endpoint", c.Endpoint, "status", c.Status,
+		l.shared.Log.WarnContext(ctx, "upstream call failed", "endpoint", c.Endpoint, "status", c.Status,
 			"duration", c.Duration.Round(time.Microsecond), "attempt", c.Attempt, "cause", failureCause(c.Err))
 	}
 }
