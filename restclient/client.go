@@ -115,19 +115,54 @@ func WithRetryPolicy(p RetryPolicy) Option { return func(c *Client) { c.retry = 
 // WithClock sets the clock used to turn X-RateLimit-Reset into a time.
 func WithClock(now func() time.Time) Option { return func(c *Client) { c.now = now } }
 
-// New returns a Client for the Sure server at baseURL (for example
-// "https://sure.example.com"; "/api/v1" is appended). It fails when baseURL
-// is not an absolute http(s) URL.
-func New(baseURL string, opts ...Option) (*Client, error) {
-	u, err := url.Parse(strings.TrimRight(baseURL, "/"))
-	if err != nil {
-		return nil, fmt.Errorf("restclient: parse base URL: %w", err)
+// apiRoot is where the API lives under a Sure server's base URL.
+const apiRoot = "/api/v1"
+
+// ParseBaseURL checks that raw names a Sure server the way New needs it,
+// and returns it normalised: an absolute http or https URL with a host,
+// without user info, query or fragment, and without a trailing slash. A
+// trailing "/api/v1" (or "/api/v1/") is dropped, since the client appends
+// it: "https://sure.example.com/api/v1" is taken for
+// "https://sure.example.com". A path in front of it is kept (a Sure served
+// under a prefix). The error says what is wrong in words, without echoing
+// raw (which may hold a password).
+func ParseBaseURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	switch {
+	case err != nil:
+		return nil, errors.New("is not a URL such as https://sure.example.com")
+	case u.Scheme != "http" && u.Scheme != "https":
+		return nil, errors.New("is not an http or https URL such as https://sure.example.com")
+	case u.Host == "" || u.Opaque != "":
+		return nil, errors.New("has no host; give one such as https://sure.example.com")
+	case u.User != nil:
+		// net/http would send them as an Authorization header, which Sure
+		// answers 401 whatever the API key.
+		return nil, errors.New("carries a user name or password; the facade sends each caller's X-Api-Key, nothing else")
+	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
+		return nil, errors.New("has a query or fragment; give the server's base URL such as https://sure.example.com")
 	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("restclient: base URL %q is not an absolute http(s) URL", baseURL)
+	escaped := strings.TrimSuffix(strings.TrimRight(u.EscapedPath(), "/"), apiRoot)
+	if strings.Contains(escaped+"/", apiRoot+"/") {
+		return nil, errors.New("names a path of the API; give the server's base URL such as https://sure.example.com")
+	}
+	if u.Path, err = url.PathUnescape(escaped); err != nil {
+		return nil, errors.New("is not a URL such as https://sure.example.com")
+	}
+	u.RawPath = escaped
+	return u, nil
+}
+
+// New returns a Client for the Sure server at baseURL (for example
+// "https://sure.example.com"; "/api/v1" is appended, and accepted if
+// baseURL ends with it). It fails when ParseBaseURL refuses baseURL.
+func New(baseURL string, opts ...Option) (*Client, error) {
+	u, err := ParseBaseURL(baseURL)
+	if err != nil {
+		return nil, fmt.Errorf("restclient: the base URL %w", err)
 	}
 	c := &Client{
-		baseURL: u.JoinPath("api", "v1"),
+		baseURL: u.JoinPath(apiRoot),
 		http:    &http.Client{Timeout: DefaultTimeout},
 		retry:   DefaultRetryPolicy,
 		now:     time.Now,

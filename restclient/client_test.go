@@ -233,6 +233,16 @@ func TestNew(t *testing.T) {
 		{name: "other scheme", baseURL: "ftp://sure.example.com", wantErr: true},
 		{name: "no host", baseURL: "http://", wantErr: true},
 		{name: "unparsable", baseURL: "http://sure.example.com:port/", wantErr: true},
+		{name: "the API root", baseURL: "https://sure.example.com/api/v1", want: "https://sure.example.com/api/v1"},
+		{name: "the API root with a slash", baseURL: "https://sure.example.com/api/v1/", want: "https://sure.example.com/api/v1"},
+		{name: "the API root under a base path", baseURL: "http://localhost:3000/sure/api/v1", want: "http://localhost:3000/sure/api/v1"},
+		{name: "an escaped base path", baseURL: "http://localhost:3000/my%20sure/", want: "http://localhost:3000/my%20sure/api/v1"},
+		{name: "surrounding blanks", baseURL: " https://sure.example.com ", want: "https://sure.example.com/api/v1"},
+		{name: "an endpoint of the API", baseURL: "https://sure.example.com/api/v1/categories", wantErr: true},
+		{name: "user info", baseURL: "https://user:secret@sure.example.com", wantErr: true},
+		{name: "a query", baseURL: "https://sure.example.com/?x=1", wantErr: true},
+		{name: "a fragment", baseURL: "https://sure.example.com/#top", wantErr: true},
+		{name: "opaque", baseURL: "https:sure.example.com", wantErr: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
