@@ -8,6 +8,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -22,6 +23,7 @@ import (
 	"suregql/graph/loader"
 	"suregql/graphiql"
 	"suregql/querylimit"
+	"suregql/requestid"
 	"suregql/restcache"
 	"suregql/restclient"
 )
@@ -107,6 +109,8 @@ func New(cfg Config) http.Handler {
 	if log == nil {
 		log = slog.Default()
 	}
+	// Every line logged with a request's context names the request.
+	log = slog.New(requestid.LogHandler(log.Handler()))
 	srv := handler.New(graph.NewExecutableSchema(graph.Config{
 		Resolvers:  &graph.Resolver{Log: log},
 		Complexity: graph.Complexity(),
@@ -139,16 +143,23 @@ func New(cfg Config) http.Handler {
 		err.Extensions = map[string]any{"code": graph.CodeInternal}
 		return err
 	})
+	// What every answer of an operation carries, outermost first: the
+	// request id, the cost report, and the operation's log line. Answers
+	// refused before execution skip the response middlewares, so refuse
+	// runs these for them.
+	answered := []graphql.ResponseMiddleware{addRequestID, reportUpstreamCost, logOperation(log)}
+	refuse := refusal(answered...)
 	if cfg.DisableIntrospection {
 		// Without the extension gqlgen fails each such field with an
 		// error of no kind (answered INTERNAL and logged); refuse the
 		// operation up front with its own code instead.
-		srv.AroundOperations(refuseIntrospection)
+		srv.AroundOperations(refuseIntrospection(refuse))
 	}
-	srv.AroundOperations(requireAPIKey)
-	srv.AroundOperations(refuseTooExpensive(cfg.MaxUpstreamCalls))
-	srv.AroundResponses(reportUpstreamCost)
-	srv.AroundResponses(logOperation(log))
+	srv.AroundOperations(requireAPIKey(refuse))
+	srv.AroundOperations(refuseTooExpensive(refuse, cfg.MaxUpstreamCalls))
+	for _, m := range answered {
+		srv.AroundResponses(m)
+	}
 	maxResponse := cfg.MaxResponseBytes
 	if maxResponse <= 0 {
 		maxResponse = DefaultMaxResponseBytes
@@ -189,7 +200,7 @@ func New(cfg Config) http.Handler {
 	if timeout <= 0 {
 		timeout = DefaultOperationTimeout
 	}
-	gql := http.MaxBytesHandler(withDeadline(timeout, overHTTP(loader.Middleware(shared, srv))), maxBodyBytes)
+	gql := http.MaxBytesHandler(withDeadline(timeout, overHTTP(log, loader.Middleware(shared, srv))), maxBodyBytes)
 	if len(cfg.CORSOrigins) > 0 {
 		// Outermost, so that a preflight is answered before the method
 		// checks and gqlgen's own OPTIONS answer, and so that refusals (405,
@@ -216,7 +227,7 @@ func New(cfg Config) http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
 	})
-	return mux
+	return requestid.Middleware(mux)
 }
 
 // corsMaxAge is how long a browser may cache a preflight's answer, in
@@ -255,8 +266,9 @@ func withDeadline(d time.Duration, next http.Handler) http.Handler {
 }
 
 // logOperation logs one line per operation: its name, duration, upstream
-// calls and error count (never variables or the key), so an operator can
-// see what spends the callers' budgets.
+// calls, outcome and error codes (never variables, the key or the answer),
+// so an operator can see what spends the callers' budgets and what fails.
+// The line carries the request id (see requestid.LogHandler).
 func logOperation(log *slog.Logger) graphql.ResponseMiddleware {
 	return func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 		resp := next(ctx)
@@ -268,6 +280,7 @@ func logOperation(log *slog.Logger) graphql.ResponseMiddleware {
 		if l := loader.From(ctx); l != nil {
 			calls = l.Calls()
 		}
+		outcome, codes := outcomeOf(resp)
 		errs := 0
 		if resp != nil {
 			errs = len(resp.Errors)
@@ -281,9 +294,53 @@ func logOperation(log *slog.Logger) graphql.ResponseMiddleware {
 		}
 		log.InfoContext(ctx, "graphql operation", "operation", op,
 			"duration", time.Since(oc.Stats.OperationStart).Round(time.Microsecond),
-			"upstreamCalls", calls, "errors", errs)
+			"upstreamCalls", calls, "outcome", outcome, "errors", errs, "errorCodes", codes)
 		return resp
 	}
+}
+
+// Outcomes of an operation, as logged.
+const (
+	outcomeOK      = "ok"      // no error
+	outcomePartial = "partial" // data, and errors for some fields
+	outcomeFailed  = "failed"  // errors and no data (refused, or nothing answered)
+)
+
+// outcomeOf returns how an answer went and the distinct extensions.code
+// values of its errors, sorted.
+func outcomeOf(resp *graphql.Response) (outcome string, codes []string) {
+	codes = []string{} // logged as [] rather than null
+	if resp == nil {
+		return outcomeFailed, nil
+	}
+	for _, e := range resp.Errors {
+		if c, ok := e.Extensions["code"].(string); ok && !slices.Contains(codes, c) {
+			codes = append(codes, c)
+		}
+	}
+	slices.Sort(codes)
+	switch {
+	case len(resp.Errors) == 0:
+		return outcomeOK, codes
+	case len(resp.Data) == 0 || string(resp.Data) == "null":
+		return outcomeFailed, codes
+	}
+	return outcomePartial, codes
+}
+
+// addRequestID adds extensions.requestId: the id of the request (also in
+// the X-Request-Id header), which its log lines carry.
+func addRequestID(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	resp := next(ctx)
+	id := requestid.FromContext(ctx)
+	if resp == nil || id == "" {
+		return resp
+	}
+	if resp.Extensions == nil {
+		resp.Extensions = map[string]any{}
+	}
+	resp.Extensions["requestId"] = id
+	return resp
 }
 
 // exampleQuery is what the playground opens with.
@@ -309,49 +366,53 @@ const exampleQuery = `# Sure's categories as a tree: one upstream call.
 // refuseIntrospection refuses an operation that asks for __schema or
 // __type (root fields of Query, also through fragments) when introspection
 // is turned off.
-func refuseIntrospection(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
-	oc := graphql.GetOperationContext(ctx)
-	if oc.Operation.Operation != ast.Query {
+func refuseIntrospection(refuse refuseFunc) graphql.OperationMiddleware {
+	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+		oc := graphql.GetOperationContext(ctx)
+		if oc.Operation.Operation != ast.Query {
+			return next(ctx)
+		}
+		for _, f := range graphql.CollectFields(oc, oc.Operation.SelectionSet, []string{"Query"}) {
+			if f.Name == "__schema" || f.Name == "__type" {
+				err := gqlerror.Errorf("introspection is turned off on this server")
+				err.Extensions = map[string]any{"code": graph.CodeIntrospectionDisabled}
+				return refuse(ctx, err)
+			}
+		}
 		return next(ctx)
 	}
-	for _, f := range graphql.CollectFields(oc, oc.Operation.SelectionSet, []string{"Query"}) {
-		if f.Name == "__schema" || f.Name == "__type" {
-			err := gqlerror.Errorf("introspection is turned off on this server")
-			err.Extensions = map[string]any{"code": graph.CodeIntrospectionDisabled}
-			return refusal(ctx, err)
-		}
-	}
-	return next(ctx)
 }
 
 // requireAPIKey refuses, before any resolver runs, an operation that needs
 // the upstream when the request has no usable X-Api-Key. Introspection
 // (__schema, __type, __typename) needs no key.
-func requireAPIKey(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
-	l := loader.From(ctx)
-	if l == nil || l.KeyError() == nil {
+func requireAPIKey(refuse refuseFunc) graphql.OperationMiddleware {
+	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+		l := loader.From(ctx)
+		if l == nil || l.KeyError() == nil {
+			return next(ctx)
+		}
+		oc := graphql.GetOperationContext(ctx)
+		typeName := "Query"
+		if oc.Operation.Operation == ast.Mutation {
+			typeName = "Mutation"
+		}
+		for _, f := range graphql.CollectFields(oc, oc.Operation.SelectionSet, []string{typeName}) {
+			switch f.Name {
+			case "__schema", "__type", "__typename":
+				continue
+			}
+			err := gqlerror.Errorf("%s", l.KeyError().Error())
+			err.Extensions = map[string]any{"code": graph.CodeUnauthenticated}
+			return refuse(ctx, err)
+		}
 		return next(ctx)
 	}
-	oc := graphql.GetOperationContext(ctx)
-	typeName := "Query"
-	if oc.Operation.Operation == ast.Mutation {
-		typeName = "Mutation"
-	}
-	for _, f := range graphql.CollectFields(oc, oc.Operation.SelectionSet, []string{typeName}) {
-		switch f.Name {
-		case "__schema", "__type", "__typename":
-			continue
-		}
-		err := gqlerror.Errorf("%s", l.KeyError().Error())
-		err.Extensions = map[string]any{"code": graph.CodeUnauthenticated}
-		return refusal(ctx, err)
-	}
-	return next(ctx)
 }
 
 // refuseTooExpensive refuses, before any call, an operation whose root
 // fields alone need more upstream calls than the budget.
-func refuseTooExpensive(maxCalls int) graphql.OperationMiddleware {
+func refuseTooExpensive(refuse refuseFunc, maxCalls int) graphql.OperationMiddleware {
 	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 		budget := maxCalls
 		if l := loader.From(ctx); l != nil {
@@ -363,17 +424,27 @@ func refuseTooExpensive(maxCalls int) graphql.OperationMiddleware {
 		if planned := graph.RootCost(graphql.GetOperationContext(ctx)); planned > budget {
 			err := gqlerror.Errorf("this operation needs at least %d upstream calls before its nested fields; the budget is %d", planned, budget)
 			err.Extensions = map[string]any{"code": graph.CodeQueryTooExpensive, "budget": budget, "planned": planned}
-			return refusal(ctx, err)
+			return refuse(ctx, err)
 		}
 		return next(ctx)
 	}
 }
 
-// refusal answers an operation refused before it ran. Such answers skip
-// the response middlewares, so the cost report (no call) is added here.
-func refusal(ctx context.Context, err *gqlerror.Error) graphql.ResponseHandler {
-	resp := &graphql.Response{Errors: gqlerror.List{err}}
-	return graphql.OneShot(reportUpstreamCost(ctx, func(context.Context) *graphql.Response { return resp }))
+// refuseFunc answers an operation refused before it ran with err.
+type refuseFunc func(ctx context.Context, err *gqlerror.Error) graphql.ResponseHandler
+
+// refusal returns the refuseFunc whose answers pass through mws (outermost
+// first): such answers skip the response middlewares, so the request id,
+// the cost report (no call) and the log line are added here.
+func refusal(mws ...graphql.ResponseMiddleware) refuseFunc {
+	return func(ctx context.Context, err *gqlerror.Error) graphql.ResponseHandler {
+		answer := func(context.Context) *graphql.Response { return &graphql.Response{Errors: gqlerror.List{err}} }
+		for _, m := range slices.Backward(mws) {
+			inner := answer
+			answer = func(ctx context.Context) *graphql.Response { return m(ctx, inner) }
+		}
+		return graphql.OneShot(answer(ctx))
+	}
 }
 
 // reportUpstreamCost adds extensions.upstream: the number of upstream calls

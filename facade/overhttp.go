@@ -2,16 +2,19 @@ package facade
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"mime"
 	"net/http"
 	"strings"
 
 	"suregql/graph"
 	"suregql/querylimit"
+	"suregql/requestid"
 )
 
 // allowedMethods is what /graphql answers to; the Allow header of a 405
@@ -34,14 +37,16 @@ const allowedMethods = "GET, POST, OPTIONS"
 //     that type read errors from the body.
 //
 // Every refusal is a JSON body with an extensions.code, like the errors of
-// GraphQL itself, so that a client has one way to read them.
-func overHTTP(next http.Handler) http.Handler {
+// GraphQL itself, so that a client has one way to read them, and with
+// the request's id in extensions.requestId; each is logged in one line.
+func overHTTP(log *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		refused := refusedRequest{w: w, ctx: r.Context(), log: log}
 		switch r.Method {
 		case http.MethodGet, http.MethodOptions:
 		case http.MethodPost:
 			if !isJSON(r.Header.Get("Content-Type")) {
-				writeRequestError(w, http.StatusUnsupportedMediaType, graph.CodeUnsupportedMediaType,
+				refused.answer(http.StatusUnsupportedMediaType, graph.CodeUnsupportedMediaType,
 					"the body of a POST must be application/json")
 				return
 			}
@@ -49,14 +54,14 @@ func overHTTP(next http.Handler) http.Handler {
 			if tooLarge := new(http.MaxBytesError); errors.As(err, &tooLarge) {
 				// Refused after reading at most the limit: a megabyte of
 				// padding costs a stranger's request nothing more.
-				writeJSONErrors(w, http.StatusRequestEntityTooLarge, map[string]any{
+				refused.answerError(http.StatusRequestEntityTooLarge, map[string]any{
 					"message":    fmt.Sprintf("the request body is larger than %d bytes", tooLarge.Limit),
 					"extensions": map[string]any{"code": querylimit.Code, "limit": "bodyBytes", "max": tooLarge.Limit},
 				})
 				return
 			}
 			if err != nil {
-				writeRequestError(w, http.StatusBadRequest, graph.CodeBadRequest, "the request body could not be read")
+				refused.answer(http.StatusBadRequest, graph.CodeBadRequest, "the request body could not be read")
 				return
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
@@ -70,16 +75,16 @@ func overHTTP(next http.Handler) http.Handler {
 				} `json:"extensions"`
 			}
 			if json.Unmarshal(body, &params) == nil && isAbsent(params.Query) && isAbsent(params.Extensions.PersistedQuery) {
-				writeRequestError(w, http.StatusBadRequest, graph.CodeBadRequest, "the request has no query")
+				refused.answer(http.StatusBadRequest, graph.CodeBadRequest, "the request has no query")
 				return
 			}
 		default:
 			w.Header().Set("Allow", allowedMethods)
-			writeRequestError(w, http.StatusMethodNotAllowed, graph.CodeMethodNotAllowed,
+			refused.answer(http.StatusMethodNotAllowed, graph.CodeMethodNotAllowed,
 				"method "+r.Method+" is not allowed; send GET or POST")
 			return
 		}
-		next.ServeHTTP(&statusWriter{ResponseWriter: w, method: r.Method}, r)
+		next.ServeHTTP(&statusWriter{ResponseWriter: w, method: r.Method, refused: refused}, r)
 	})
 }
 
@@ -91,22 +96,40 @@ func isJSON(contentType string) bool {
 	return err == nil && mt == "application/json"
 }
 
-func writeRequestError(w http.ResponseWriter, status int, code, msg string) {
-	writeJSONErrors(w, status, map[string]any{"message": msg, "extensions": map[string]any{"code": code}})
+// refusedRequest answers a request refused before GraphQL read it.
+type refusedRequest struct {
+	w   http.ResponseWriter
+	ctx context.Context // the request's: its id
+	log *slog.Logger
 }
 
-// writeJSONErrors answers a request refused before GraphQL read it.
-func writeJSONErrors(w http.ResponseWriter, status int, errs ...map[string]any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]any{"errors": errs})
+// answer refuses the request with one error of code.
+func (r refusedRequest) answer(status int, code, msg string) {
+	r.answerError(status, map[string]any{"message": msg, "extensions": map[string]any{"code": code}})
+}
+
+// answerError refuses the request with err (a GraphQL error: message and
+// extensions with a code), and logs it.
+func (r refusedRequest) answerError(status int, err map[string]any) {
+	ext, _ := err["extensions"].(map[string]any)
+	code, _ := ext["code"].(string)
+	r.log.InfoContext(r.ctx, "graphql request refused", "status", status, "outcome", outcomeFailed,
+		"errorCodes", []string{code})
+	answer := map[string]any{"errors": []map[string]any{err}}
+	if id := requestid.FromContext(r.ctx); id != "" {
+		answer["extensions"] = map[string]any{"requestId": id}
+	}
+	r.w.Header().Set("Content-Type", "application/json")
+	r.w.WriteHeader(status)
+	_ = json.NewEncoder(r.w).Encode(answer)
 }
 
 // statusWriter rewrites the statuses gqlgen chooses where the
 // specification asks for others.
 type statusWriter struct {
 	http.ResponseWriter
-	method string
+	method  string
+	refused refusedRequest // answers in the writer's place
 	// replaced is set once the answer was written here; what gqlgen writes
 	// after that is dropped.
 	replaced bool
@@ -121,7 +144,7 @@ func (w *statusWriter) WriteHeader(status int) {
 		// sent by hash alone.
 		w.replaced = true
 		w.Header().Set("Allow", http.MethodPost)
-		writeRequestError(w.ResponseWriter, http.StatusMethodNotAllowed, graph.CodeMethodNotAllowed,
+		w.refused.answer(http.StatusMethodNotAllowed, graph.CodeMethodNotAllowed,
 			"only queries may be sent with GET; send mutations with POST")
 		return
 	case status == http.StatusUnprocessableEntity && strings.HasPrefix(w.Header().Get("Content-Type"), "application/json"):
