@@ -108,6 +108,10 @@ func TestCORS_ActualRequests(t *testing.T) {
 	if r.status != 200 || r.header.Get("Access-Control-Allow-Origin") != appOrigin || !varies(r) || r.body["data"] == nil {
 		t.Errorf("allowed origin: status %d, Allow-Origin %q, Vary %q, body %s", r.status, r.header.Get("Access-Control-Allow-Origin"), r.header.Values("Vary"), r.raw)
 	}
+	// The page may read the request id, to quote it when reporting a fault.
+	if got := r.header.Get("Access-Control-Expose-Headers"); !strings.EqualFold(got, "X-Request-Id") || r.header.Get("X-Request-Id") == "" {
+		t.Errorf("Access-Control-Expose-Headers = %q (X-Request-Id %q), want X-Request-Id exposed", got, r.header.Get("X-Request-Id"))
+	}
 	// A refusal is readable by the page too.
 	r = post(appOrigin, "text/plain")
 	if r.status != http.StatusUnsupportedMediaType || r.header.Get("Access-Control-Allow-Origin") != appOrigin {

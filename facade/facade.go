@@ -238,14 +238,15 @@ const corsMaxAge = 600
 // (OPTIONS with Access-Control-Request-Method) is answered 204 for GET and
 // POST with the headers a caller sends (X-Api-Key, Content-Type,
 // X-Request-Id), and answers to an allowed origin name it, with
-// "Vary: Origin" on every answer. Credentials are not allowed: the key
-// travels in a header a page sets, not in a cookie a browser would add to
-// any site's request.
+// "Vary: Origin" on every answer, and let the page read X-Request-Id.
+// Credentials are not allowed: the key travels in a header a page sets,
+// not in a cookie a browser would add to any site's request.
 func allowCORS(origins []string, next http.Handler) http.Handler {
 	return cors.New(cors.Options{
 		AllowedOrigins: origins,
 		AllowedMethods: []string{http.MethodGet, http.MethodPost},
-		AllowedHeaders: []string{"X-Api-Key", "Content-Type", "X-Request-Id"},
+		AllowedHeaders: []string{"X-Api-Key", "Content-Type", requestid.Header},
+		ExposedHeaders: []string{requestid.Header},
 		MaxAge:         corsMaxAge,
 	}).Handler(next)
 }
