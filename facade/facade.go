@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -200,7 +201,7 @@ func New(cfg Config) http.Handler {
 	if timeout <= 0 {
 		timeout = DefaultOperationTimeout
 	}
-	gql := http.MaxBytesHandler(withDeadline(timeout, overHTTP(log, loader.Middleware(shared, srv))), maxBodyBytes)
+	gql := cacheHeaders(http.MaxBytesHandler(withDeadline(timeout, overHTTP(log, loader.Middleware(shared, srv))), maxBodyBytes))
 	if len(cfg.CORSOrigins) > 0 {
 		// Outermost, so that a preflight is answered before the method
 		// checks and gqlgen's own OPTIONS answer, and so that refusals (405,
@@ -249,6 +250,42 @@ func allowCORS(origins []string, next http.Handler) http.Handler {
 		ExposedHeaders: []string{requestid.Header},
 		MaxAge:         corsMaxAge,
 	}).Handler(next)
+}
+
+// cacheHeaders marks every answer of /graphql "Cache-Control: private,
+// no-store": answers hold a user's financial data, and one URL answers
+// each key differently. The answers to GET, the only ones a shared cache
+// might keep, also say "Vary: X-Api-Key, Origin, Accept", so that a cache
+// that ignores no-store still never hands one key's answer to another
+// caller (nor to another page, nor in another media type).
+func cacheHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "private, no-store")
+		if r.Method == http.MethodGet || r.Method == http.MethodHead {
+			addVary(w.Header(), "X-Api-Key", "Origin", "Accept")
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// addVary adds the names to h's Vary header, each once, keeping what is
+// there (CORS adds Origin).
+func addVary(h http.Header, names ...string) {
+	var have []string
+	for _, v := range h.Values("Vary") {
+		for f := range strings.SplitSeq(v, ",") {
+			have = append(have, strings.ToLower(strings.TrimSpace(f)))
+		}
+	}
+	var add []string
+	for _, n := range names {
+		if !slices.Contains(have, strings.ToLower(n)) {
+			add = append(add, n)
+		}
+	}
+	if len(add) > 0 {
+		h.Add("Vary", strings.Join(add, ", "))
+	}
 }
 
 // withDeadline gives each request's context a deadline d from now. It
