@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/goccy/go-yaml"
 
@@ -112,6 +114,7 @@ type (
 			Port any    `yaml:"port"`
 		} `yaml:"httpGet"`
 		PeriodSeconds    int `yaml:"periodSeconds"`
+		TimeoutSeconds   int `yaml:"timeoutSeconds"`
 		FailureThreshold int `yaml:"failureThreshold"`
 	}
 	service struct {
@@ -251,6 +254,11 @@ func TestDeploy_Deployment(t *testing.T) {
 			t.Errorf("%s port = %v, want the container's port", p.name, p.got.HTTPGet.Port)
 		}
 	}
+	// A kubelet gives up on a probe after timeoutSeconds (1 by default):
+	// /readyz may wait for one upstream probe, up to facade.ReadinessTimeout.
+	if got := time.Duration(c.ReadinessProbe.TimeoutSeconds) * time.Second; got <= facade.ReadinessTimeout {
+		t.Errorf("readinessProbe timeoutSeconds = %d, want more than the facade's probe timeout %s", c.ReadinessProbe.TimeoutSeconds, facade.ReadinessTimeout)
+	}
 
 	for _, r := range []string{"cpu", "memory"} {
 		req, lim := c.Resources.Requests[r], c.Resources.Limits[r]
@@ -372,21 +380,29 @@ func TestDockerfile(t *testing.T) {
 	}
 }
 
-// The liveness probe's path answers 200 through the production handler.
-func TestDeploy_LivenessPathAnswers(t *testing.T) {
-	d := readManifests(t).deployment
-	fake := httptest.NewServer(restclienttest.New())
-	defer fake.Close()
-	upstream, err := restclient.New(fake.URL)
+// The probes' paths answer 200 through the production handler, and the
+// readiness probe spends no key's quota.
+func TestDeploy_ProbePathsAnswer(t *testing.T) {
+	c := readManifests(t).deployment.Spec.Template.Spec.Containers[0]
+	fake := restclienttest.New()
+	up := httptest.NewServer(fake)
+	defer up.Close()
+	upstream, err := restclient.New(up.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := facade.New(facade.Config{Upstream: upstream})
-	path := d.Spec.Template.Spec.Containers[0].LivenessProbe.HTTPGet.Path
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequestWithContext(t.Context(), http.MethodGet, path, nil))
-	if rec.Code != http.StatusOK {
-		t.Errorf("GET %s: status %d, want 200", path, rec.Code)
+	h := facade.New(facade.Config{Upstream: upstream, Log: slog.New(slog.DiscardHandler)})
+	for _, path := range []string{c.LivenessProbe.HTTPGet.Path, c.ReadinessProbe.HTTPGet.Path} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequestWithContext(t.Context(), http.MethodGet, path, nil))
+		if rec.Code != http.StatusOK {
+			t.Errorf("GET %s: status %d, want 200: %s", path, rec.Code, rec.Body)
+		}
+	}
+	for _, r := range fake.Requests() {
+		if r.APIKey != "" {
+			t.Errorf("the probes sent a request with a key: %+v", r)
+		}
 	}
 }
 

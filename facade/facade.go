@@ -89,6 +89,12 @@ type Config struct {
 	// QueryCacheBytes bounds the cache of parsed and validated queries;
 	// 0 means DefaultQueryCacheBytes.
 	QueryCacheBytes int
+	// Demo says Upstream is the built-in demo upstream: /readyz reports
+	// mode "demo" and the playground shows a notice.
+	Demo bool
+	// Now is the clock of the readiness cache (see ReadinessTTL); nil
+	// means time.Now.
+	Now func() time.Time
 }
 
 // Defaults of Config.
@@ -104,7 +110,8 @@ const (
 )
 
 // New returns the facade's HTTP handler: POST/GET /graphql, the playground
-// at / and /healthz.
+// at /, /healthz (liveness: the process serves) and /readyz (readiness:
+// the upstream is a Sure server that answers).
 func New(cfg Config) http.Handler {
 	log := cfg.Log
 	if log == nil {
@@ -226,8 +233,10 @@ func New(cfg Config) http.Handler {
 	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
 		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
 	})
+	mux.Handle("GET /readyz", newReadiness(cfg, log))
 	return requestid.Middleware(mux)
 }
 
