@@ -229,6 +229,7 @@ func New(cfg Config) http.Handler {
 			Assets:       assets,
 			DefaultQuery: exampleQuery,
 			Headers:      map[string]string{"X-Api-Key": cfg.PlaygroundAPIKey},
+			Notice:       playgroundNotice(cfg.Demo),
 		}))
 	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -388,6 +389,16 @@ func addRequestID(ctx context.Context, next graphql.ResponseHandler) *graphql.Re
 	}
 	resp.Extensions["requestId"] = id
 	return resp
+}
+
+// playgroundNotice is what the playground says above the editor: in demo
+// mode, that the answers are the demo upstream's.
+func playgroundNotice(demo bool) string {
+	if !demo {
+		return ""
+	}
+	return "Demo mode: this server answers from its built-in demo upstream, with sample data " +
+		"(the demo key is filled in). Start it with -upstream or UPSTREAM_URL to serve a real Sure server."
 }
 
 // exampleQuery is what the playground opens with.

@@ -196,6 +196,20 @@ func TestHTTP_PlaygroundAndHealth(t *testing.T) {
 	if r := send(t, req); r.status != 200 || r.body["status"] != "ok" {
 		t.Errorf("healthz: status %d body %s", r.status, r.raw)
 	}
+	if strings.Contains(r.raw, `id="notice"`) {
+		t.Error("the playground shows a notice outside demo mode")
+	}
+}
+
+// In demo mode the playground says so, above the editor.
+func TestHTTP_PlaygroundSaysDemoMode(t *testing.T) {
+	e := newEnv(t, withConfig(func(c *facade.Config) { c.Demo, c.PlaygroundAPIKey = true, restclienttest.DemoKey }))
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, e.server.URL+"/", nil)
+	r := send(t, req)
+	notice := regexp.MustCompile(`<div id="notice" role="status">([^<]+)</div>\s*<div id="graphiql">`).FindStringSubmatch(r.raw)
+	if r.status != 200 || notice == nil || !strings.Contains(notice[1], "Demo mode") || !strings.Contains(notice[1], "UPSTREAM_URL") {
+		t.Errorf("status %d, notice %q: want a demo-mode notice naming UPSTREAM_URL above the editor", r.status, notice)
+	}
 }
 
 func TestHTTP_RequestErrors(t *testing.T) {

@@ -19,6 +19,9 @@ type PageConfig struct {
 	DefaultQuery string
 	// Headers fill the headers editor of a new tab (e.g. the demo key).
 	Headers map[string]string
+	// Notice, when set, is shown in a bar above the playground (e.g. that
+	// the server answers from its demo upstream).
+	Notice string
 }
 
 // Page returns the handler of the playground page: GraphiQL with its
@@ -45,6 +48,7 @@ func Page(cfg PageConfig) http.Handler {
 		"Endpoint":       cfg.Endpoint,
 		"DefaultQuery":   cfg.DefaultQuery,
 		"DefaultHeaders": cfg.Headers,
+		"Notice":         cfg.Notice,
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -61,8 +65,9 @@ var page = template.Must(template.New("graphiql").Parse(`<!DOCTYPE html>
 <meta charset="utf-8">
 <title>{{.Title}}</title>
 <style>
-body { margin: 0; }
-#graphiql { height: 100vh; }
+body { margin: 0; height: 100vh; display: flex; flex-direction: column; }
+#graphiql { flex: 1; min-height: 0; }
+#notice { padding: 0.5rem 1rem; background: #fef3c7; color: #78350f; border-bottom: 1px solid #f59e0b; font: 14px/1.4 system-ui, sans-serif; }
 .loading { height: 100%; display: flex; align-items: center; justify-content: center; font-size: 4rem; }
 </style>
 <script src="{{.React.URL}}" integrity="{{.React.SRI}}" crossorigin="anonymous"></script>
@@ -71,7 +76,8 @@ body { margin: 0; }
 <link rel="stylesheet" href="{{.ExplorerCSS.URL}}" integrity="{{.ExplorerCSS.SRI}}" crossorigin="anonymous">
 </head>
 <body>
-<div id="graphiql"><div class="loading">Loading…</div></div>
+{{with .Notice}}<div id="notice" role="status">{{.}}</div>
+{{end}}<div id="graphiql"><div class="loading">Loading…</div></div>
 <script src="{{.GraphiQL.URL}}" integrity="{{.GraphiQL.SRI}}" crossorigin="anonymous"></script>
 <script src="{{.Explorer.URL}}" integrity="{{.Explorer.SRI}}" crossorigin="anonymous"></script>
 <script>

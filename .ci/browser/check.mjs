@@ -30,6 +30,12 @@ try {
   if (shot) await page.screenshot({ path: shot });
   if (failed.length > 0) throw new Error(`failed: ${failed.join(', ')}`);
   console.log('playground: the example query answered in the browser');
+  // CI serves the demo upstream: the page says so, above the editor.
+  const notice = page.locator('#notice');
+  if (!(await notice.isVisible()) || !(await notice.innerText()).includes('Demo mode')) {
+    throw new Error('the playground shows no demo-mode notice');
+  }
+  console.log('playground: the demo-mode notice is shown');
 
   // Type a key into the headers editor, replacing the demo key, and run:
   // the facade refuses the unknown key.
