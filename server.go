@@ -18,12 +18,14 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"suregql/facade"
+	"suregql/requestid"
 	"suregql/restclient"
 	"suregql/restclienttest"
 )
@@ -51,10 +53,21 @@ type config struct {
 	// Off switches, so that the zero value serves both.
 	disablePlayground    bool
 	disableIntrospection bool
+	logFormat            string // "text" or "json"
+	logLevel             slog.Level
+	// showVersion: print the version and exit (-version).
+	showVersion bool
 }
 
 func parseConfig(args []string, getenv func(string) string) (config, error) {
-	fs := flag.NewFlagSet("suregql", flag.ContinueOnError)
+	return parseFlags(flag.NewFlagSet("suregql", flag.ContinueOnError), args, getenv)
+}
+
+// parseFlags defines the server's flags on fs, each defaulting to the
+// environment variable its usage names ("(env NAME)"; a flag wins over its
+// variable), and parses args. Only -version, a command rather than a
+// setting, has no variable.
+func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) (config, error) {
 	env := func(name, def string) string {
 		if v := getenv(name); v != "" {
 			return v
@@ -65,6 +78,10 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	fs.StringVar(&cfg.addr, "addr", env("ADDR", ":8080"), "listen address (env ADDR)")
 	fs.StringVar(&cfg.upstream, "upstream", env("UPSTREAM_URL", ""),
 		"base URL of the Sure server, e.g. https://sure.example.com (env UPSTREAM_URL); empty serves the built-in demo upstream")
+	fs.StringVar(&cfg.logFormat, "log-format", env("LOG_FORMAT", "text"), "log format: text or json, one line per record (env LOG_FORMAT)")
+	logLevel := env("LOG_LEVEL", "info")
+	fs.StringVar(&logLevel, "log-level", logLevel, "least level logged: debug, info, warn or error (env LOG_LEVEL)")
+	fs.BoolVar(&cfg.showVersion, "version", false, "print the version of this build and exit")
 	timeout := env("UPSTREAM_TIMEOUT", "10s")
 	fs.StringVar(&timeout, "upstream-timeout", timeout, "timeout of one upstream request (env UPSTREAM_TIMEOUT)")
 	maxCalls := env("MAX_UPSTREAM_CALLS", strconv.Itoa(facade.DefaultMaxUpstreamCalls))
@@ -93,6 +110,31 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	maxResponse := env("MAX_RESPONSE_BYTES", strconv.Itoa(facade.DefaultMaxResponseBytes))
 	fs.StringVar(&maxResponse, "max-response-bytes", maxResponse, "largest data of one answer, in bytes; larger answers are refused with RESPONSE_TOO_LARGE (env MAX_RESPONSE_BYTES)")
 	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	if cfg.showVersion {
+		return cfg, nil
+	}
+	if cfg.upstream != "" {
+		u, err := restclient.ParseBaseURL(cfg.upstream)
+		if err != nil {
+			// Echoed without its password, query and fragment (which may
+			// hold secrets); a value that does not even parse is not echoed.
+			shown := ""
+			if raw, perr := url.Parse(strings.TrimSpace(cfg.upstream)); perr == nil {
+				raw.RawQuery, raw.ForceQuery, raw.Fragment, raw.RawFragment = "", false, "", ""
+				shown = fmt.Sprintf(" %q", raw.Redacted())
+			}
+			return cfg, fmt.Errorf("-upstream / UPSTREAM_URL%s %w", shown, err)
+		}
+		cfg.upstream = u.String()
+	}
+	switch cfg.logFormat = strings.ToLower(cfg.logFormat); cfg.logFormat {
+	case "text", "json":
+	default:
+		return cfg, fmt.Errorf("-log-format / LOG_FORMAT %q is neither text nor json", cfg.logFormat)
+	}
+	if cfg.logLevel, err = parseLevel(logLevel); err != nil {
 		return cfg, err
 	}
 	cfg.disablePlayground, cfg.disableIntrospection = !playground, !introspection
@@ -125,6 +167,70 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 	return cfg, nil
 }
 
+// parseLevel reads a log level: debug, info, warn or error.
+func parseLevel(s string) (slog.Level, error) {
+	switch strings.ToLower(s) {
+	case "debug":
+		return slog.LevelDebug, nil
+	case "info":
+		return slog.LevelInfo, nil
+	case "warn":
+		return slog.LevelWarn, nil
+	case "error":
+		return slog.LevelError, nil
+	}
+	return 0, fmt.Errorf("-log-level / LOG_LEVEL %q is none of debug, info, warn and error", s)
+}
+
+// newLogger returns the server's logger: text or JSON lines on w, from
+// level up; lines logged with a request's context carry its id.
+func newLogger(w io.Writer, format string, level slog.Level) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: level}
+	var h slog.Handler = slog.NewTextHandler(w, opts)
+	if format == "json" {
+		h = slog.NewJSONHandler(w, opts)
+	}
+	return slog.New(requestid.LogHandler(h))
+}
+
+// version returns the version of this build: the module's version when
+// built from a tagged module (go install …@v1.2.3), else the VCS revision
+// and time when Go stamped them, else "devel".
+func version() string { return versionOf(debug.ReadBuildInfo()) }
+
+func versionOf(info *debug.BuildInfo, ok bool) string {
+	if !ok {
+		return "devel"
+	}
+	if v := info.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	var rev, at, modified string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			at = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				modified = "+modified"
+			}
+		}
+	}
+	if rev == "" {
+		return "devel"
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	v := "devel-" + rev + modified
+	if at != "" {
+		v += " (" + at + ")"
+	}
+	return v
+}
+
 // parseOrigins splits a comma-separated list of CORS origins and checks
 // each is one a browser could send: a scheme and a host, without the path
 // or trailing slash that would make it match nothing, and without wildcards
@@ -154,10 +260,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(stdout, nil))
+	if cfg.showVersion {
+		fmt.Fprintln(stdout, "suregql", version())
+		return nil
+	}
+	log := newLogger(stdout, cfg.logFormat, cfg.logLevel)
+	log.Info("suregql starting", "version", version())
 
 	var playgroundKey string
-	if cfg.upstream == "" {
+	demo := cfg.upstream == ""
+	if demo {
 		demoURL, stopDemo, err := startDemoUpstream(ctx)
 		if err != nil {
 			return err
@@ -179,25 +291,36 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return fmt.Errorf("listen on %s: %w", cfg.addr, err)
 	}
 	srv := newHTTPServer(facade.New(facade.Config{
-		Upstream: upstream, Log: log, PlaygroundAPIKey: playgroundKey,
+		Upstream: upstream, Log: log, PlaygroundAPIKey: playgroundKey, Demo: demo,
 		MaxUpstreamCalls: cfg.maxUpstreamCalls, CacheTTL: cfg.cacheTTL,
 		OperationTimeout: cfg.operationTimeout, CORSOrigins: cfg.corsOrigins,
 		DisablePlayground: cfg.disablePlayground, DisableIntrospection: cfg.disableIntrospection,
 		MaxDepth: cfg.maxDepth, MaxResponseBytes: cfg.maxResponseBytes,
 	}), cfg.operationTimeout)
 	url := "http://" + displayAddr(ln.Addr())
-	switch {
-	case playgroundKey != "":
-		fmt.Fprintf(stdout, "demo mode: no -upstream given, serving the built-in demo Sure upstream\n")
-		if !cfg.disablePlayground {
-			fmt.Fprintf(stdout, "playground: %s/  (API key %q is pre-filled in the headers tab)\n", url, playgroundKey)
-		}
-	case cfg.disablePlayground:
-		fmt.Fprintf(stdout, "upstream: %s\n", cfg.upstream)
-	default:
-		fmt.Fprintf(stdout, "upstream: %s\nplayground: %s/\n", cfg.upstream, url)
+	if demo {
+		log.Warn("demo mode: serving the built-in demo upstream; set -upstream/UPSTREAM_URL for a real Sure server")
+	} else {
+		log.Info("upstream", "url", cfg.upstream)
 	}
-	fmt.Fprintf(stdout, "graphql endpoint: %s/graphql\n", url)
+	if !cfg.disablePlayground {
+		if demo {
+			// The demo key is public: it opens the demo's sample data only.
+			log.Info("playground", "url", url+"/", "demoKey", playgroundKey)
+		} else {
+			log.Info("playground", "url", url+"/")
+		}
+	}
+	log.Info("graphql endpoint", "url", url+"/graphql")
+
+	// The server starts whatever the upstream's state: /readyz tells it.
+	probeCtx, stopProbe := context.WithCancel(ctx)
+	probed := make(chan struct{})
+	go func() {
+		defer close(probed)
+		probeUpstream(probeCtx, log, upstream)
+	}()
+	defer func() { stopProbe(); <-probed }()
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -206,6 +329,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	case <-ctx.Done():
 	}
+	log.Info("shutting down: answering the requests in flight")
 	// Operations end by their deadline: waiting a little longer lets every
 	// one in flight answer.
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.operationTimeout+5*time.Second)
@@ -216,7 +340,24 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
+	log.Info("stopped")
 	return nil
+}
+
+// probeUpstream checks once that the upstream is a Sure server that
+// answers, without spending any key's quota, and logs what it found.
+func probeUpstream(ctx context.Context, log *slog.Logger, upstream *restclient.Client) {
+	start := time.Now()
+	err := upstream.Probe(ctx)
+	took := time.Since(start).Round(time.Millisecond)
+	switch {
+	case err == nil:
+		log.Info("upstream check: a Sure server answers", "duration", took)
+	case ctx.Err() != nil: // shutting down
+	default:
+		log.Warn("upstream check failed: the server starts anyway, and /readyz answers 503 until the upstream answers",
+			"reason", restclient.ProbeReason(err), "duration", took)
+	}
 }
 
 // Limits of the server's connections, so that clients that send or read

@@ -3,11 +3,16 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"reflect"
+	"runtime/debug"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -58,6 +63,24 @@ func TestParseConfig(t *testing.T) {
 		{name: "bad switch", env: map[string]string{"INTROSPECTION": "maybe"}, wantErr: true},
 		{name: "zero operation timeout", args: []string{"-operation-timeout", "0"}, wantErr: true},
 		{name: "bad operation timeout", env: map[string]string{"OPERATION_TIMEOUT": "soon"}, wantErr: true},
+		{name: "the API root as upstream", args: []string{"-upstream", "https://sure.example.com/api/v1/"},
+			want: config{addr: ":8080", upstream: "https://sure.example.com", upstreamTimeout: 10 * time.Second, maxUpstreamCalls: 100, operationTimeout: 15 * time.Second}},
+		{name: "an upstream under a path", env: map[string]string{"UPSTREAM_URL": "http://10.0.0.7:3000/sure/api/v1"},
+			want: config{addr: ":8080", upstream: "http://10.0.0.7:3000/sure", upstreamTimeout: 10 * time.Second, maxUpstreamCalls: 100, operationTimeout: 15 * time.Second}},
+		{name: "an upstream without a scheme", env: map[string]string{"UPSTREAM_URL": "sure.example.com"}, wantErr: true},
+		{name: "an upstream of another scheme", args: []string{"-upstream", "ftp://sure.example.com"}, wantErr: true},
+		{name: "an upstream with a password", args: []string{"-upstream", "https://me:secret@sure.example.com"}, wantErr: true},
+		{name: "an unparsable upstream", args: []string{"-upstream", "http://sure.example.com:port"}, wantErr: true},
+		{name: "an endpoint as upstream", args: []string{"-upstream", "https://sure.example.com/api/v1/categories"}, wantErr: true},
+		{name: "JSON logs from the environment", env: map[string]string{"LOG_FORMAT": "json", "LOG_LEVEL": "debug"},
+			want: config{addr: ":8080", upstreamTimeout: 10 * time.Second, maxUpstreamCalls: 100, operationTimeout: 15 * time.Second,
+				logFormat: "json", logLevel: slog.LevelDebug}},
+		{name: "log flags win over the environment", args: []string{"-log-format", "TEXT", "-log-level", "warn"}, env: map[string]string{"LOG_FORMAT": "json", "LOG_LEVEL": "debug"},
+			want: config{addr: ":8080", upstreamTimeout: 10 * time.Second, maxUpstreamCalls: 100, operationTimeout: 15 * time.Second,
+				logFormat: "text", logLevel: slog.LevelWarn}},
+		{name: "bad log format", env: map[string]string{"LOG_FORMAT": "logfmt"}, wantErr: true},
+		{name: "bad log level", args: []string{"-log-level", "verbose"}, wantErr: true},
+		{name: "version", args: []string{"-version"}, want: config{showVersion: true}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -69,6 +92,14 @@ func TestParseConfig(t *testing.T) {
 			if tc.want.maxResponseBytes == 0 {
 				tc.want.maxResponseBytes = 4 << 20
 			}
+			if tc.want.logFormat == "" {
+				tc.want.logFormat = "text"
+			}
+			if tc.want.showVersion {
+				// Nothing else is read: the server only prints its version.
+				tc.want = config{showVersion: true}
+				got = config{showVersion: got.showVersion}
+			}
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("error = %v, want error: %t", err, tc.wantErr)
 			}
@@ -79,54 +110,275 @@ func TestParseConfig(t *testing.T) {
 	}
 }
 
-// Demo mode: with no upstream, run serves the built-in demo upstream, prints
-// the playground URL and the demo key, answers a nested query with that key,
-// and shuts down when its context ends.
-func TestRun_DemoModeAndGracefulShutdown(t *testing.T) {
-	ctx, cancel := context.WithCancel(t.Context())
-	pr, pw := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"-addr", "127.0.0.1:0"}, func(string) string { return "" }, pw)
-		pw.Close()
-	}()
-
-	var endpoint string
-	var printed strings.Builder
-	sc := bufio.NewScanner(pr)
-	for sc.Scan() {
-		line := sc.Text()
-		printed.WriteString(line + "\n")
-		if ep, ok := strings.CutPrefix(line, "graphql endpoint: "); ok {
-			endpoint = ep
-			break
+// A wrong upstream URL is refused at start in one line that names the
+// flag and its variable, in words rather than a Go parse error, and
+// without the password the URL may carry.
+func TestParseConfig_UpstreamErrors(t *testing.T) {
+	for _, raw := range []string{
+		"sure.example.com", "ftp://sure.example.com", "http://", "http://sure.example.com:port/",
+		"https://admin:secret@sure.example.com", "https://sure.example.com/api/v1/chats", "https://sure.example.com/?key=secret",
+	} {
+		_, err := parseConfig([]string{"-upstream", raw}, func(string) string { return "" })
+		if err == nil {
+			t.Errorf("-upstream %q: accepted", raw)
+			continue
+		}
+		msg := err.Error()
+		if !strings.HasPrefix(msg, "-upstream / UPSTREAM_URL ") || strings.Contains(msg, "\n") ||
+			strings.Contains(msg, "secret") || strings.Contains(msg, "invalid port") || strings.Contains(msg, "parse ") {
+			t.Errorf("-upstream %q: error %q, want one line naming -upstream / UPSTREAM_URL, no password, no Go parse error", raw, msg)
 		}
 	}
-	go func() { _, _ = io.Copy(io.Discard, pr) }()
-	if endpoint == "" {
-		t.Fatalf("no endpoint printed; output:\n%s", printed.String())
-	}
-	if !strings.Contains(printed.String(), `"demo-key"`) {
-		t.Errorf("the demo key is not printed:\n%s", printed.String())
-	}
+}
 
-	body := `{"query":"{ categories(rootsOnly: true, first: 100) { totalCount nodes { name subcategories { nodes { name } } } } }"}`
-	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, endpoint, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Api-Key", "demo-key")
+// startRun runs the server with args and env on a loopback port until the
+// test ends, and returns its GraphQL endpoint, read from its log, and the
+// server's log.
+func startRun(t *testing.T, args []string, env map[string]string) (endpoint string, log *runLog) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	pr, pw := io.Pipe()
+	log = &runLog{cancel: cancel, done: make(chan error, 1), changed: make(chan struct{})}
+	go func() {
+		log.done <- run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), func(k string) string { return env[k] }, pw)
+		pw.Close()
+	}()
+	go log.read(pr)
+	t.Cleanup(func() { _ = log.stop() })
+	endpoint = logEndpoint(log.waitFor(t, func(line string) bool { return logEndpoint(line) != "" }))
+	return endpoint, log
+}
+
+// runLog is what a server started by startRun logs, line by line.
+type runLog struct {
+	cancel context.CancelFunc
+	done   chan error
+
+	mu      sync.Mutex
+	lines   []string
+	eof     bool
+	changed chan struct{} // closed and replaced when a line arrives
+
+	stopOnce sync.Once
+	err      error
+}
+
+func (l *runLog) read(r io.Reader) {
+	sc := bufio.NewScanner(r)
+	for {
+		more := sc.Scan()
+		l.mu.Lock()
+		if more {
+			l.lines = append(l.lines, sc.Text())
+		} else {
+			l.eof = true
+		}
+		close(l.changed)
+		l.changed = make(chan struct{})
+		l.mu.Unlock()
+		if !more {
+			_, _ = io.Copy(io.Discard, r)
+			return
+		}
+	}
+}
+
+// waitFor returns the first line for which match is true, once logged; it
+// fails the test if the log ends without one.
+func (l *runLog) waitFor(t *testing.T, match func(string) bool) string {
+	t.Helper()
+	for {
+		l.mu.Lock()
+		for _, line := range l.lines {
+			if match(line) {
+				l.mu.Unlock()
+				return line
+			}
+		}
+		eof, changed := l.eof, l.changed
+		l.mu.Unlock()
+		if eof {
+			t.Fatalf("the server's log ended without the line awaited:\n%s", l.String())
+		}
+		select {
+		case <-changed:
+		case <-t.Context().Done():
+			t.Fatalf("the test ended before the line awaited:\n%s", l.String())
+		}
+	}
+}
+
+// contains waits for a line holding s.
+func (l *runLog) contains(t *testing.T, s string) {
+	t.Helper()
+	l.waitFor(t, func(line string) bool { return strings.Contains(line, s) })
+}
+
+// stop ends the server and returns what run returned.
+func (l *runLog) stop() error {
+	l.stopOnce.Do(func() {
+		l.cancel()
+		l.err = <-l.done
+	})
+	return l.err
+}
+
+func (l *runLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.lines, "\n")
+}
+
+// logEndpoint returns the URL of a line that logs the GraphQL endpoint
+// (text or JSON), or "": .ci/run and cmd/memcheck read it the same way.
+func logEndpoint(line string) string {
+	if _, rest, ok := strings.Cut(line, `msg="graphql endpoint" url=`); ok {
+		url, _, _ := strings.Cut(rest, " ")
+		return url
+	}
+	var rec struct{ Msg, URL string }
+	if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "graphql endpoint" {
+		return rec.URL
+	}
+	return ""
+}
+
+func get(t *testing.T, url string, header map[string]string, body string) (int, string) {
+	t.Helper()
+	method := http.MethodGet
+	if body != "" {
+		method = http.MethodPost
+	}
+	req, _ := http.NewRequestWithContext(t.Context(), method, url, strings.NewReader(body))
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer resp.Body.Close()
 	answer, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || !strings.Contains(string(answer), `"totalCount":22`) || !strings.Contains(string(answer), `"Restaurants"`) {
-		t.Errorf("status %d, answer %s", resp.StatusCode, answer)
+	return resp.StatusCode, string(answer)
+}
+
+// Demo mode: with no upstream, run serves the built-in demo upstream, says
+// so loudly (a WARN line, the playground, /readyz), logs the playground URL
+// and the demo key, answers a nested query with that key, checks the
+// upstream once, and shuts down when its context ends.
+func TestRun_DemoModeAndGracefulShutdown(t *testing.T) {
+	endpoint, log := startRun(t, nil, nil)
+	base := strings.TrimSuffix(endpoint, "/graphql")
+
+	body := `{"query":"{ categories(rootsOnly: true, first: 100) { totalCount nodes { name subcategories { nodes { name } } } } }"}`
+	status, answer := get(t, endpoint, map[string]string{"Content-Type": "application/json", "X-Api-Key": "demo-key"}, body)
+	if status != http.StatusOK || !strings.Contains(answer, `"totalCount":22`) || !strings.Contains(answer, `"Restaurants"`) {
+		t.Errorf("status %d, answer %s", status, answer)
+	}
+	if status, page := get(t, base+"/", nil, ""); status != http.StatusOK || !strings.Contains(page, `id="notice"`) {
+		t.Errorf("the playground (status %d) shows no demo-mode notice", status)
+	}
+	if status, ready := get(t, base+"/readyz", nil, ""); status != http.StatusOK || !strings.Contains(ready, `"mode":"demo"`) {
+		t.Errorf("/readyz: %d %s, want 200 in mode demo", status, ready)
 	}
 
-	cancel()
-	if err := <-done; err != nil {
+	// The upstream check runs beside the server: its line comes when it
+	// is done.
+	log.contains(t, `msg="upstream check: a Sure server answers"`)
+	for _, want := range []string{
+		`level=WARN msg="demo mode: serving the built-in demo upstream; set -upstream/UPSTREAM_URL for a real Sure server"`,
+		`msg=playground url=` + base + `/ demoKey=demo-key`,
+		`msg="graphql operation"`,
+	} {
+		if !strings.Contains(log.String(), want) {
+			t.Errorf("the log has no %s:\n%s", want, log)
+		}
+	}
+	if err := log.stop(); err != nil {
 		t.Errorf("run returned %v after shutdown, want nil", err)
+	}
+	log.contains(t, "msg=stopped")
+}
+
+// The server starts when its upstream is down, says so in its log (JSON
+// here) and in /readyz, and stays alive (/healthz).
+func TestRun_UpstreamDown(t *testing.T) {
+	ln, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := "http://" + ln.Addr().String() + "/api/v1"
+	_ = ln.Close()
+	endpoint, log := startRun(t, []string{"-log-format", "json"}, map[string]string{"UPSTREAM_URL": down})
+	base := strings.TrimSuffix(endpoint, "/graphql")
+	if status, _ := get(t, base+"/healthz", nil, ""); status != http.StatusOK {
+		t.Errorf("/healthz: %d, want 200", status)
+	}
+	status, ready := get(t, base+"/readyz", nil, "")
+	if status != http.StatusServiceUnavailable || !strings.Contains(ready, `"reason":"connection_refused"`) || !strings.Contains(ready, `"mode":"upstream"`) {
+		t.Errorf("/readyz: %d %s, want 503 connection_refused in mode upstream", status, ready)
+	}
+	log.waitFor(t, func(line string) bool {
+		var rec map[string]any
+		return json.Unmarshal([]byte(line), &rec) == nil && rec["level"] == "WARN" &&
+			strings.HasPrefix(fmt.Sprint(rec["msg"]), "upstream check failed") && rec["reason"] == "connection_refused"
+	})
+	if err := log.stop(); err != nil {
+		t.Errorf("run returned %v after shutdown, want nil", err)
+	}
+	log.contains(t, `"msg":"stopped"`)
+	for line := range strings.Lines(log.String()) {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Errorf("a log line that is not JSON: %q", line)
+			continue
+		}
+		if rec["msg"] == "upstream" && rec["url"] != strings.TrimSuffix(down, "/api/v1") {
+			t.Errorf("upstream logged as %v, want the base URL without /api/v1", rec["url"])
+		}
+	}
+}
+
+func TestRun_Version(t *testing.T) {
+	var out strings.Builder
+	// -version needs no port and no upstream: it prints and returns.
+	if err := run(t.Context(), []string{"-version", "-addr", "256.0.0.1:-1"}, func(string) string { return "" }, &out); err != nil {
+		t.Fatalf("run -version: %v", err)
+	}
+	if got := out.String(); !strings.HasPrefix(got, "suregql ") || strings.Count(got, "\n") != 1 {
+		t.Errorf("run -version printed %q, want one line \"suregql <version>\"", got)
+	}
+}
+
+func TestVersionOf(t *testing.T) {
+	settings := func(kv ...string) []debug.BuildSetting {
+		var s []debug.BuildSetting
+		for i := 0; i < len(kv); i += 2 {
+			s = append(s, debug.BuildSetting{Key: kv[i], Value: kv[i+1]})
+		}
+		return s
+	}
+	tests := []struct {
+		name string
+		info *debug.BuildInfo
+		want string
+	}{
+		{"no build info", nil, "devel"},
+		{"a tagged module", &debug.BuildInfo{Main: debug.Module{Version: "v1.2.3"}}, "v1.2.3"},
+		{"built without VCS stamps (-buildvcs=false)", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "devel"},
+		{"a checkout", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: settings(
+			"vcs.revision", "6f3ed2bfdaa5c0ffee0123456789abcdef012345", "vcs.time", "2026-11-22T04:00:00Z", "vcs.modified", "false")},
+			"devel-6f3ed2bfdaa5 (2026-11-22T04:00:00Z)"},
+		{"a modified checkout", &debug.BuildInfo{Main: debug.Module{Version: ""}, Settings: settings(
+			"vcs.revision", "6f3ed2bfdaa5c0ffee0123456789abcdef012345", "vcs.modified", "true")},
+			"devel-6f3ed2bfdaa5+modified"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := versionOf(tc.info, tc.info != nil); got != tc.want {
+				t.Errorf("versionOf = %q, want %q", got, tc.want)
+			}
+		})
 	}
 }
 

@@ -49,7 +49,7 @@ func run() error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
-	cmd := exec.CommandContext(ctx, *server, "-addr", "127.0.0.1:0")
+	cmd := exec.CommandContext(ctx, *server, "-addr", "127.0.0.1:0", "-log-format", "text")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return fmt.Errorf("pipe the server's output: %w", err)
@@ -99,11 +99,13 @@ func run() error {
 	return nil
 }
 
-// readEndpoint reads the server's output until it prints its endpoint.
+// readEndpoint reads the server's log (text, the default) until it logs
+// its endpoint: msg="graphql endpoint" url=http://….
 func readEndpoint(r io.Reader) (string, error) {
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
-		if ep, ok := strings.CutPrefix(sc.Text(), "graphql endpoint: "); ok {
+		if _, rest, ok := strings.Cut(sc.Text(), `msg="graphql endpoint" url=`); ok {
+			ep, _, _ := strings.Cut(rest, " ")
 			return ep, nil
 		}
 	}
