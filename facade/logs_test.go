@@ -93,10 +93,10 @@ func TestLogs_EveryLineCarriesTheRequestID(t *testing.T) {
 	keyed := map[string]string{"X-Api-Key": restclienttest.DemoKey}
 	exchanges := []exchange{
 		{name: "an operation with a failing field", incoming: "client-req-1", keep: true, do: post(partial, "client-req-1", keyed),
-			wantLines: map[string]int{"upstream call failed": 2, "graphql operation": 1}, outcome: "partial",
+			wantLines: map[string]int{"upstream call failed": 2, "upstream call": 1, "graphql operation": 1}, outcome: "partial",
 			codes: []string{"BAD_USER_INPUT", "UPSTREAM_UNAVAILABLE"}},
 		{name: "an id that is not sane", incoming: "has spaces & <tags>", do: post(`{"query":"{ chats(first: 1) { totalCount } }"}`, "has spaces & <tags>", keyed),
-			wantLines: map[string]int{"graphql operation": 1}, outcome: "ok"},
+			wantLines: map[string]int{"upstream call": 1, "graphql operation": 1}, outcome: "ok"},
 		{name: "no key: refused before execution", do: post(`{"query":"{ chats(first: 1) { totalCount } }"}`, "", nil),
 			wantLines: map[string]int{"graphql operation": 1}, outcome: "failed", codes: []string{"UNAUTHENTICATED"}},
 		{name: "a parse error", do: post(`{"query":"{ chats("}`, "", keyed),

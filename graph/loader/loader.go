@@ -59,7 +59,8 @@ type Shared struct {
 	// it: an upstream fault must not turn into QUERY_TOO_EXPENSIVE. See
 	// Budget for the share of the key's hourly limit that also caps it.
 	MaxCalls int
-	// Log receives one WARN line per failed upstream call; nil discards.
+	// Log receives one WARN line per failed upstream call, and one DEBUG
+	// line per other call; nil discards.
 	Log *slog.Logger
 	// Now is the clock for rate-limit windows; nil means time.Now.
 	Now func() time.Time
@@ -231,10 +232,15 @@ func (l *Loaders) observe(ctx context.Context, c restclient.Call) {
 	if c.Status == http.StatusUnauthorized {
 		l.shared.forgetKey(l.apiKey)
 	}
-	if c.Err != nil && l.shared.Log != nil {
+	switch {
+	case l.shared.Log == nil:
+	case c.Err != nil:
 		// Never the key, the query string (ids, filters) or a body.
 		l.shared.Log.WarnContext(ctx, "upstream call failed", "endpoint", c.Endpoint, "status", c.Status,
 			"duration", c.Duration.Round(time.Microsecond), "attempt", c.Attempt, "cause", failureCause(c.Err))
+	default:
+		l.shared.Log.DebugContext(ctx, "upstream call", "endpoint", c.Endpoint, "status", c.Status,
+			"duration", c.Duration.Round(time.Microsecond), "attempt", c.Attempt)
 	}
 }
 
