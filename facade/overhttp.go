@@ -69,7 +69,13 @@ func overHTTP(next http.Handler) http.Handler {
 					PersistedQuery json.RawMessage `json:"persistedQuery"`
 				} `json:"extensions"`
 			}
-			if json.Unmarshal(body, &params) == nil && isAbsent(params.Query) && isAbsent(params.Extensions.PersistedQuery) {
+			if err := json.Unmarshal(body, &params); err != nil {
+				// Said here, not by gqlgen, whose message quotes the whole
+				// body back to the sender.
+				writeRequestError(w, http.StatusBadRequest, graph.CodeBadRequest, "the request body is not a JSON object of a GraphQL request: "+jsonProblem(err))
+				return
+			}
+			if isAbsent(params.Query) && isAbsent(params.Extensions.PersistedQuery) {
 				writeRequestError(w, http.StatusBadRequest, graph.CodeBadRequest, "the request has no query")
 				return
 			}
@@ -81,6 +87,22 @@ func overHTTP(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(&statusWriter{ResponseWriter: w, method: r.Method}, r)
 	})
+}
+
+// jsonProblem says what is wrong with a body encoding/json refused, with
+// its offset but none of its content.
+func jsonProblem(err error) string {
+	var (
+		syntax *json.SyntaxError
+		typ    *json.UnmarshalTypeError
+	)
+	switch {
+	case errors.As(err, &syntax):
+		return fmt.Sprintf("invalid JSON at byte %d", syntax.Offset)
+	case errors.As(err, &typ):
+		return fmt.Sprintf("%s where an object member was expected, at byte %d", typ.Value, typ.Offset)
+	}
+	return "invalid JSON"
 }
 
 // isAbsent reports whether a JSON member was missing or null.
