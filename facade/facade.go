@@ -21,6 +21,7 @@ import (
 	"suregql/graph"
 	"suregql/graph/loader"
 	"suregql/graphiql"
+	"suregql/metrics"
 	"suregql/querylimit"
 	"suregql/restcache"
 	"suregql/restclient"
@@ -86,6 +87,13 @@ type Config struct {
 	// QueryCacheBytes bounds the cache of parsed and validated queries;
 	// 0 means DefaultQueryCacheBytes.
 	QueryCacheBytes int
+	// Metrics counts operations, upstream calls, savings and refusals, and
+	// is served at GET /metrics; nil turns metrics off. Build one per
+	// handler (metrics.New).
+	Metrics *metrics.Metrics
+	// DisableMetricsEndpoint leaves GET /metrics out of the handler (the
+	// server then serves Metrics.Handler on a listener of its own).
+	DisableMetricsEndpoint bool
 }
 
 // Defaults of Config.
@@ -101,7 +109,7 @@ const (
 )
 
 // New returns the facade's HTTP handler: POST/GET /graphql, the playground
-// at / and /healthz.
+// at /, /healthz and, with Metrics, /metrics.
 func New(cfg Config) http.Handler {
 	log := cfg.Log
 	if log == nil {
@@ -114,6 +122,9 @@ func New(cfg Config) http.Handler {
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
+	if cfg.Metrics != nil {
+		srv.Use(&observer{metrics: cfg.Metrics}) // first: it sees every answer
+	}
 	cacheBytes := cfg.QueryCacheBytes
 	if cacheBytes <= 0 {
 		cacheBytes = DefaultQueryCacheBytes
@@ -163,6 +174,9 @@ func New(cfg Config) http.Handler {
 		MaxCalls:    cfg.MaxUpstreamCalls,
 		Log:         log,
 	}
+	if cfg.Metrics != nil {
+		shared.Meter = cfg.Metrics
+	}
 	if cfg.CacheTTL > 0 {
 		size := cfg.CacheSize
 		if size <= 0 {
@@ -184,12 +198,13 @@ func New(cfg Config) http.Handler {
 		}
 		shared.Coalescer.Generations = shared.Generations
 	}
+	cfg.Metrics.Watch(shared.Coalescer, shared.Cache)
 	mux := http.NewServeMux()
 	timeout := cfg.OperationTimeout
 	if timeout <= 0 {
 		timeout = DefaultOperationTimeout
 	}
-	gql := http.MaxBytesHandler(withDeadline(timeout, overHTTP(loader.Middleware(shared, srv))), maxBodyBytes)
+	gql := http.MaxBytesHandler(withDeadline(timeout, overHTTP(cfg.Metrics, loader.Middleware(shared, srv))), maxBodyBytes)
 	if len(cfg.CORSOrigins) > 0 {
 		// Outermost, so that a preflight is answered before the method
 		// checks and gqlgen's own OPTIONS answer, and so that refusals (405,
@@ -211,6 +226,9 @@ func New(cfg Config) http.Handler {
 			DefaultQuery: exampleQuery,
 			Headers:      map[string]string{"X-Api-Key": cfg.PlaygroundAPIKey},
 		}))
+	}
+	if cfg.Metrics != nil && !cfg.DisableMetricsEndpoint {
+		mux.Handle("GET /metrics", cfg.Metrics.Handler())
 	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
