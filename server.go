@@ -27,6 +27,7 @@ import (
 	"suregql/metrics"
 	"suregql/restclient"
 	"suregql/restclienttest"
+	"suregql/tracing"
 )
 
 func main() {
@@ -152,6 +153,9 @@ func parseOrigins(list string) ([]string, error) {
 	return origins, nil
 }
 
+// tracingFlushTimeout bounds the export of the last spans on exit.
+const tracingFlushTimeout = 5 * time.Second
+
 // run serves until ctx is done, then shuts down gracefully.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	cfg, err := parseConfig(args, getenv)
@@ -159,6 +163,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(stdout, nil))
+	// Traces only when OTEL_TRACES_EXPORTER names an exporter (package
+	// tracing); the spans not yet exported are flushed on the way out.
+	tp, stopTracing, err := tracing.Setup(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		flushCtx, cancel := context.WithTimeout(context.Background(), tracingFlushTimeout)
+		defer cancel()
+		if err := stopTracing(flushCtx); err != nil {
+			log.Warn("flushing traces failed", "err", err)
+		}
+	}()
 
 	var playgroundKey string
 	if cfg.upstream == "" {
@@ -200,6 +217,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		DisablePlayground: cfg.disablePlayground, DisableIntrospection: cfg.disableIntrospection,
 		MaxDepth: cfg.maxDepth, MaxResponseBytes: cfg.maxResponseBytes,
 		Metrics: m, DisableMetricsEndpoint: cfg.metricsAddr != "",
+		TracerProvider: tp,
 	}), cfg.operationTimeout)
 	url := "http://" + displayAddr(ln.Addr())
 	switch {

@@ -17,6 +17,8 @@ import (
 	"github.com/rs/cors"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 
 	"suregql/graph"
 	"suregql/graph/loader"
@@ -25,6 +27,7 @@ import (
 	"suregql/querylimit"
 	"suregql/restcache"
 	"suregql/restclient"
+	"suregql/tracing"
 )
 
 // Limits on what one request may ask of the server itself. The limits on
@@ -94,6 +97,17 @@ type Config struct {
 	// DisableMetricsEndpoint leaves GET /metrics out of the handler (the
 	// server then serves Metrics.Handler on a listener of its own).
 	DisableMetricsEndpoint bool
+	// TracerProvider turns on traces (see package tracing): a server span
+	// per request to /graphql, continuing the caller's traceparent; a span
+	// per GraphQL operation; and a client span per upstream attempt, child
+	// of its operation's, whose traceparent is sent upstream. A GET shared
+	// by the coalescer is one call: its span is a child of the operation
+	// that sent it, the first caller's. nil turns tracing off: no span, no
+	// wrapper, no traceparent sent.
+	TracerProvider trace.TracerProvider
+	// Propagator reads and writes trace context; nil means W3C trace
+	// context and baggage (tracing.Propagator).
+	Propagator propagation.TextMapPropagator
 }
 
 // Defaults of Config.
@@ -122,8 +136,16 @@ func New(cfg Config) http.Handler {
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
-	if cfg.Metrics != nil {
-		srv.Use(&observer{metrics: cfg.Metrics}) // first: it sees every answer
+	prop := cfg.Propagator
+	if prop == nil {
+		prop = tracing.Propagator()
+	}
+	if cfg.Metrics != nil || cfg.TracerProvider != nil {
+		obs := &observer{metrics: cfg.Metrics}
+		if cfg.TracerProvider != nil {
+			obs.tracer = cfg.TracerProvider.Tracer("suregql/facade")
+		}
+		srv.Use(obs) // first: it sees every answer
 	}
 	cacheBytes := cfg.QueryCacheBytes
 	if cacheBytes <= 0 {
@@ -177,6 +199,9 @@ func New(cfg Config) http.Handler {
 	if cfg.Metrics != nil {
 		shared.Meter = cfg.Metrics
 	}
+	if cfg.TracerProvider != nil {
+		shared.Upstream = cfg.Upstream.WithTransport(tracedUpstream(cfg.TracerProvider, prop))
+	}
 	if cfg.CacheTTL > 0 {
 		size := cfg.CacheSize
 		if size <= 0 {
@@ -210,6 +235,9 @@ func New(cfg Config) http.Handler {
 		// checks and gqlgen's own OPTIONS answer, and so that refusals (405,
 		// 415) carry the headers a page needs to read them.
 		gql = allowCORS(cfg.CORSOrigins, gql)
+	}
+	if cfg.TracerProvider != nil {
+		gql = tracedHandler(gql, cfg.TracerProvider, prop) // outermost: refusals are traced too
 	}
 	mux.Handle("/graphql", gql)
 	if !cfg.DisablePlayground {

@@ -2,10 +2,14 @@ package facade
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 
 	"suregql/graph"
 	"suregql/graph/loader"
@@ -47,13 +51,15 @@ func init() {
 	}
 }
 
-// observer is a gqlgen extension that records every GraphQL request once:
-// the operations that ran (and those refused by an operation middleware,
-// which skip the response middlewares) through InterceptOperation, and the
-// requests refused before an operation (parse, validation, query limits)
-// through InterceptResponse. Register it first, so that it is outermost.
+// observer is a gqlgen extension that records every GraphQL request once,
+// as metrics and, with a tracer, as a span: the operations that ran (and
+// those refused by an operation middleware, which skip the response
+// middlewares) through InterceptOperation, and the requests refused before
+// an operation (parse, validation, query limits) through
+// InterceptResponse. Register it first, so that it is outermost.
 type observer struct {
-	metrics *metrics.Metrics
+	metrics *metrics.Metrics // nil: no metrics
+	tracer  trace.Tracer     // nil: no spans
 }
 
 var _ interface {
@@ -68,16 +74,22 @@ type inOperation struct{}
 func (o *observer) ExtensionName() string                   { return "Observer" }
 func (o *observer) Validate(graphql.ExecutableSchema) error { return nil }
 
-// InterceptOperation records the operation once its answer is made.
+// InterceptOperation records the operation once its answer is made. Its
+// span is the parent of the upstream calls' spans: resolvers run under
+// the context given to next.
 func (o *observer) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 	ctx = context.WithValue(ctx, inOperation{}, true)
+	var span trace.Span
+	if o.tracer != nil {
+		ctx, span = o.startSpan(ctx)
+	}
 	h := next(ctx)
 	done := false
 	return func(ctx context.Context) *graphql.Response {
 		resp := h(ctx)
 		if !done { // queries and mutations answer once
 			done = true
-			o.record(ctx, resp)
+			o.record(ctx, resp, span)
 		}
 		return resp
 	}
@@ -88,29 +100,71 @@ func (o *observer) InterceptOperation(ctx context.Context, next graphql.Operatio
 func (o *observer) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 	resp := next(ctx)
 	if ctx.Value(inOperation{}) == nil {
-		o.record(ctx, resp)
+		var span trace.Span
+		if o.tracer != nil {
+			_, span = o.startSpan(ctx)
+		}
+		o.record(ctx, resp, span)
 	}
 	return resp
 }
 
-// record counts one answered request.
-func (o *observer) record(ctx context.Context, resp *graphql.Response) {
-	var (
-		name, opType = "", metrics.TypeUnknown
-		d            time.Duration
-	)
-	if graphql.HasOperationContext(ctx) {
-		oc := graphql.GetOperationContext(ctx)
-		name = oc.OperationName
-		if oc.Operation != nil {
-			name, opType = oc.Operation.Name, string(oc.Operation.Operation)
+// Attributes of operation spans, after OpenTelemetry's GraphQL semantic
+// conventions, and the facade's own.
+const (
+	attrOperationName = attribute.Key("graphql.operation.name")
+	attrOperationType = attribute.Key("graphql.operation.type")
+	attrUpstreamCalls = attribute.Key("suregql.upstream.calls")
+	attrErrorCodes    = attribute.Key("suregql.error.codes")
+)
+
+// startSpan starts the span of the request's operation, from the
+// request's arrival: named "query Name" ("query" when anonymous), or
+// "GraphQL Operation" when the document was not read.
+func (o *observer) startSpan(ctx context.Context) (context.Context, trace.Span) {
+	name, opType, start := describe(ctx)
+	spanName := "GraphQL Operation"
+	var attrs []attribute.KeyValue
+	if opType != metrics.TypeUnknown {
+		spanName = opType
+		attrs = append(attrs, attrOperationType.String(opType))
+	}
+	if name != "" && metrics.ValidOperationName(name) {
+		attrs = append(attrs, attrOperationName.String(name))
+		if opType != metrics.TypeUnknown {
+			spanName += " " + name
 		}
-		if !oc.Stats.OperationStart.IsZero() {
-			d = time.Since(oc.Stats.OperationStart)
-		}
+	}
+	opts := []trace.SpanStartOption{trace.WithAttributes(attrs...)}
+	if !start.IsZero() {
+		opts = append(opts, trace.WithTimestamp(start))
+	}
+	return o.tracer.Start(ctx, spanName, opts...)
+}
+
+// describe returns the request's operation name ("" for none), type
+// (metrics.TypeUnknown when the document was not read) and arrival.
+func describe(ctx context.Context) (name, opType string, start time.Time) {
+	if !graphql.HasOperationContext(ctx) {
+		return "", metrics.TypeUnknown, time.Time{}
+	}
+	oc := graphql.GetOperationContext(ctx)
+	if oc.Operation == nil {
+		return oc.OperationName, metrics.TypeUnknown, oc.Stats.OperationStart
+	}
+	return oc.Operation.Name, string(oc.Operation.Operation), oc.Stats.OperationStart
+}
+
+// record counts one answered request, and ends its span (when not nil).
+func (o *observer) record(ctx context.Context, resp *graphql.Response, span trace.Span) {
+	name, opType, start := describe(ctx)
+	var d time.Duration
+	if !start.IsZero() {
+		d = time.Since(start)
 	}
 	outcome := metrics.OutcomeOK
 	budget, limit := false, ""
+	var errCodes []string // for the span only
 	if resp == nil {
 		outcome = metrics.OutcomeError // the client went away
 	} else {
@@ -122,6 +176,9 @@ func (o *observer) record(ctx context.Context, resp *graphql.Response) {
 			if i == 0 {
 				outcome = code
 			}
+			if span != nil && !slices.Contains(errCodes, code) {
+				errCodes = append(errCodes, code)
+			}
 			switch code {
 			case graph.CodeQueryTooExpensive:
 				budget = true
@@ -132,6 +189,7 @@ func (o *observer) record(ctx context.Context, resp *graphql.Response) {
 			}
 		}
 	}
+	l := loader.From(ctx)
 	o.metrics.Operation(name, opType, outcome, d)
 	if budget {
 		o.metrics.BudgetRefused()
@@ -139,7 +197,22 @@ func (o *observer) record(ctx context.Context, resp *graphql.Response) {
 	if limit != "" {
 		o.metrics.QueryLimitRefused(limit)
 	}
-	if l := loader.From(ctx); l != nil && l.RefusedOutOfQuota() {
+	if l != nil && l.RefusedOutOfQuota() {
 		o.metrics.RateLimitRefused()
 	}
+	if span == nil {
+		return
+	}
+	calls := 0
+	if l != nil {
+		calls = l.Calls()
+	}
+	span.SetAttributes(attrUpstreamCalls.Int(calls))
+	if len(errCodes) > 0 {
+		span.SetAttributes(attrErrorCodes.StringSlice(errCodes))
+	}
+	if outcome != metrics.OutcomeOK {
+		span.SetStatus(codes.Error, outcome)
+	}
+	span.End()
 }

@@ -247,7 +247,7 @@ func (n *operationNames) label(name string) string {
 	if name == "" {
 		return AnonymousOperation
 	}
-	if !validName(name) {
+	if !ValidOperationName(name) {
 		return OtherOperation
 	}
 	n.mu.RLock()
@@ -275,8 +275,9 @@ func (n *operationNames) label(name string) string {
 	return l
 }
 
-// validName reports whether name matches [A-Za-z_][A-Za-z0-9_]{0,63}.
-func validName(name string) bool {
+// ValidOperationName reports whether name matches
+// [A-Za-z_][A-Za-z0-9_]{0,63}: a GraphQL name short enough for a label.
+func ValidOperationName(name string) bool {
 	if len(name) == 0 || len(name) > 64 {
 		return false
 	}
