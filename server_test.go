@@ -56,6 +56,10 @@ func TestParseConfig(t *testing.T) {
 		{name: "a switch flag wins over the environment", args: []string{"-playground"}, env: map[string]string{"PLAYGROUND": "false"},
 			want: config{addr: ":8080", upstreamTimeout: 10 * time.Second, maxUpstreamCalls: 100, operationTimeout: 15 * time.Second}},
 		{name: "bad switch", env: map[string]string{"INTROSPECTION": "maybe"}, wantErr: true},
+		{name: "metrics listener", env: map[string]string{"METRICS_ADDR": ":9090"},
+			want: config{addr: ":8080", upstreamTimeout: 10 * time.Second, maxUpstreamCalls: 100, operationTimeout: 15 * time.Second, metricsAddr: ":9090"}},
+		{name: "metrics listener from a flag", args: []string{"-metrics-addr", "127.0.0.1:9091"}, env: map[string]string{"METRICS_ADDR": ":9090"},
+			want: config{addr: ":8080", upstreamTimeout: 10 * time.Second, maxUpstreamCalls: 100, operationTimeout: 15 * time.Second, metricsAddr: "127.0.0.1:9091"}},
 		{name: "zero operation timeout", args: []string{"-operation-timeout", "0"}, wantErr: true},
 		{name: "bad operation timeout", env: map[string]string{"OPERATION_TIMEOUT": "soon"}, wantErr: true},
 	}
@@ -187,4 +191,85 @@ func TestNewHTTPServer_ClosesSlowClients(t *testing.T) {
 			}
 		})
 	}
+}
+
+// startRun runs the server with args until the test ends, and returns what
+// it printed up to the GraphQL endpoint's line, by prefix ("graphql
+// endpoint", "metrics"…).
+func startRun(t *testing.T, args []string, getenv func(string) string) map[string]string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, args, getenv, pw)
+		pw.Close()
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("run returned %v after shutdown, want nil", err)
+		}
+	})
+	printed := map[string]string{}
+	sc := bufio.NewScanner(pr)
+	for sc.Scan() {
+		name, value, _ := strings.Cut(sc.Text(), ": ")
+		printed[name] = value
+		if name == "graphql endpoint" {
+			break
+		}
+	}
+	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	if printed["graphql endpoint"] == "" {
+		t.Fatalf("no endpoint printed; output: %v", printed)
+	}
+	return printed
+}
+
+// get returns the status and body of a GET of url.
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+// /metrics is served on the main listener, or with -metrics-addr on a
+// listener of its own (and then not on the main one).
+func TestRun_Metrics(t *testing.T) {
+	noEnv := func(string) string { return "" }
+	t.Run("main listener", func(t *testing.T) {
+		printed := startRun(t, []string{"-addr", "127.0.0.1:0"}, noEnv)
+		if _, ok := printed["metrics"]; ok {
+			t.Errorf("a metrics address is printed without -metrics-addr: %v", printed)
+		}
+		status, body := get(t, strings.TrimSuffix(printed["graphql endpoint"], "/graphql")+"/metrics")
+		if status != http.StatusOK || !strings.Contains(body, "suregql_upstream_shared_total") {
+			t.Errorf("GET /metrics: status %d, body %.300s", status, body)
+		}
+	})
+	t.Run("own listener", func(t *testing.T) {
+		printed := startRun(t, []string{"-addr", "127.0.0.1:0"}, func(k string) string {
+			if k == "METRICS_ADDR" {
+				return "127.0.0.1:0"
+			}
+			return ""
+		})
+		status, body := get(t, printed["metrics"])
+		if !strings.HasSuffix(printed["metrics"], "/metrics") || status != http.StatusOK || !strings.Contains(body, "suregql_upstream_shared_total") {
+			t.Errorf("GET %q: status %d, body %.300s", printed["metrics"], status, body)
+		}
+		if status, _ := get(t, strings.TrimSuffix(printed["graphql endpoint"], "/graphql")+"/metrics"); status != http.StatusNotFound {
+			t.Errorf("GET /metrics on the main listener: status %d, want 404", status)
+		}
+	})
 }

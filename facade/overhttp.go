@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"suregql/graph"
+	"suregql/metrics"
 	"suregql/querylimit"
 )
 
@@ -34,8 +35,9 @@ const allowedMethods = "GET, POST, OPTIONS"
 //     that type read errors from the body.
 //
 // Every refusal is a JSON body with an extensions.code, like the errors of
-// GraphQL itself, so that a client has one way to read them.
-func overHTTP(next http.Handler) http.Handler {
+// GraphQL itself, so that a client has one way to read them. m (nil: none)
+// counts the bodies refused as too large.
+func overHTTP(m *metrics.Metrics, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.Method {
 		case http.MethodGet, http.MethodOptions:
@@ -49,9 +51,10 @@ func overHTTP(next http.Handler) http.Handler {
 			if tooLarge := new(http.MaxBytesError); errors.As(err, &tooLarge) {
 				// Refused after reading at most the limit: a megabyte of
 				// padding costs a stranger's request nothing more.
+				m.QueryLimitRefused(limitBodyBytes)
 				writeJSONErrors(w, http.StatusRequestEntityTooLarge, map[string]any{
 					"message":    fmt.Sprintf("the request body is larger than %d bytes", tooLarge.Limit),
-					"extensions": map[string]any{"code": querylimit.Code, "limit": "bodyBytes", "max": tooLarge.Limit},
+					"extensions": map[string]any{"code": querylimit.Code, "limit": limitBodyBytes, "max": tooLarge.Limit},
 				})
 				return
 			}
