@@ -47,7 +47,7 @@ func overHTTP(m *metrics.Metrics, next http.Handler) http.Handler {
 					"the body of a POST must be application/json")
 				return
 			}
-			body, err := io.ReadAll(r.Body)
+			body, err := readBody(r)
 			if tooLarge := new(http.MaxBytesError); errors.As(err, &tooLarge) {
 				// Refused after reading at most the limit: a megabyte of
 				// padding costs a stranger's request nothing more.
@@ -90,6 +90,15 @@ func overHTTP(m *metrics.Metrics, next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(&statusWriter{ResponseWriter: w, method: r.Method}, r)
 	})
+}
+
+// readBody reads a request body into one buffer sized by Content-Length
+// (when the client sent it, bounded by the body limit the reader
+// enforces), rather than growing one by doubling.
+func readBody(r *http.Request) ([]byte, error) {
+	buf := bytes.NewBuffer(make([]byte, 0, min(max(r.ContentLength, 0), maxBodyBytes)+bytes.MinRead))
+	_, err := buf.ReadFrom(r.Body)
+	return buf.Bytes(), err
 }
 
 // jsonProblem says what is wrong with a body encoding/json refused, with
