@@ -25,9 +25,11 @@ import (
 	"time"
 
 	"suregql/facade"
+	"suregql/metrics"
 	"suregql/requestid"
 	"suregql/restclient"
 	"suregql/restclienttest"
+	"suregql/tracing"
 )
 
 func main() {
@@ -50,6 +52,7 @@ type config struct {
 	corsOrigins      []string
 	maxDepth         int
 	maxResponseBytes int
+	metricsAddr      string // empty: /metrics on the main listener
 	// Off switches, so that the zero value serves both.
 	disablePlayground    bool
 	disableIntrospection bool
@@ -109,6 +112,8 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) (co
 	fs.StringVar(&maxDepth, "max-depth", maxDepth, "deepest nesting of fields allowed in an operation (env MAX_DEPTH)")
 	maxResponse := env("MAX_RESPONSE_BYTES", strconv.Itoa(facade.DefaultMaxResponseBytes))
 	fs.StringVar(&maxResponse, "max-response-bytes", maxResponse, "largest data of one answer, in bytes; larger answers are refused with RESPONSE_TOO_LARGE (env MAX_RESPONSE_BYTES)")
+	fs.StringVar(&cfg.metricsAddr, "metrics-addr", env("METRICS_ADDR", ""),
+		"serve GET /metrics on this address instead of the main listener, e.g. :9090 (env METRICS_ADDR)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -254,6 +259,9 @@ func parseOrigins(list string) ([]string, error) {
 	return origins, nil
 }
 
+// tracingFlushTimeout bounds the export of the last spans on exit.
+const tracingFlushTimeout = 5 * time.Second
+
 // run serves until ctx is done, then shuts down gracefully.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	cfg, err := parseConfig(args, getenv)
@@ -266,6 +274,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	log := newLogger(stdout, cfg.logFormat, cfg.logLevel)
 	log.Info("suregql starting", "version", version())
+	// Traces only when OTEL_TRACES_EXPORTER names an exporter (package
+	// tracing); the spans not yet exported are flushed on the way out.
+	tp, stopTracing, err := tracing.Setup(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		flushCtx, cancel := context.WithTimeout(context.Background(), tracingFlushTimeout)
+		defer cancel()
+		if err := stopTracing(flushCtx); err != nil {
+			log.Warn("flushing traces failed", "err", err)
+		}
+	}()
 
 	var playgroundKey string
 	demo := cfg.upstream == ""
@@ -290,12 +311,25 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.addr, err)
 	}
+	m := metrics.New()
+	errc := make(chan error, 2)
+	if cfg.metricsAddr != "" {
+		metricsURL, stopMetrics, err := serveMetrics(ctx, cfg.metricsAddr, m.Handler(), errc)
+		if err != nil {
+			_ = ln.Close()
+			return err
+		}
+		defer stopMetrics()
+		log.Info("metrics", "url", metricsURL+"/metrics")
+	}
 	srv := newHTTPServer(facade.New(facade.Config{
 		Upstream: upstream, Log: log, PlaygroundAPIKey: playgroundKey, Demo: demo,
 		MaxUpstreamCalls: cfg.maxUpstreamCalls, CacheTTL: cfg.cacheTTL,
 		OperationTimeout: cfg.operationTimeout, CORSOrigins: cfg.corsOrigins,
 		DisablePlayground: cfg.disablePlayground, DisableIntrospection: cfg.disableIntrospection,
 		MaxDepth: cfg.maxDepth, MaxResponseBytes: cfg.maxResponseBytes,
+		Metrics: m, DisableMetricsEndpoint: cfg.metricsAddr != "",
+		TracerProvider: tp,
 	}), cfg.operationTimeout)
 	url := "http://" + displayAddr(ln.Addr())
 	if demo {
@@ -322,7 +356,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}()
 	defer func() { stopProbe(); <-probed }()
 
-	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case err := <-errc:
@@ -389,6 +422,25 @@ func newHTTPServer(handler http.Handler, operationTimeout time.Duration) *http.S
 		IdleTimeout:    idleTimeout,
 		MaxHeaderBytes: maxHeaderBytes,
 	}
+}
+
+// serveMetrics serves GET /metrics with h on a listener of its own at addr,
+// with the main server's connection limits; a failure to serve is sent to
+// errc. stop closes it.
+func serveMetrics(ctx context.Context, addr string, h http.Handler, errc chan<- error) (baseURL string, stop func(), err error) {
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", addr)
+	if err != nil {
+		return "", nil, fmt.Errorf("listen on %s for metrics: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", h)
+	srv := newHTTPServer(mux, 0)
+	go func() {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			errc <- fmt.Errorf("metrics listener: %w", err)
+		}
+	}()
+	return "http://" + displayAddr(ln.Addr()), func() { _ = srv.Close() }, nil
 }
 
 // startDemoUpstream serves the fake Sure upstream on a loopback port, so

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"reflect"
+	"regexp"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -61,6 +62,10 @@ func TestParseConfig(t *testing.T) {
 		{name: "a switch flag wins over the environment", args: []string{"-playground"}, env: map[string]string{"PLAYGROUND": "false"},
 			want: config{addr: ":8080", upstreamTimeout: 10 * time.Second, maxUpstreamCalls: 100, operationTimeout: 15 * time.Second}},
 		{name: "bad switch", env: map[string]string{"INTROSPECTION": "maybe"}, wantErr: true},
+		{name: "metrics listener", env: map[string]string{"METRICS_ADDR": ":9090"},
+			want: config{addr: ":8080", upstreamTimeout: 10 * time.Second, maxUpstreamCalls: 100, operationTimeout: 15 * time.Second, metricsAddr: ":9090"}},
+		{name: "metrics listener from a flag", args: []string{"-metrics-addr", "127.0.0.1:9091"}, env: map[string]string{"METRICS_ADDR": ":9090"},
+			want: config{addr: ":8080", upstreamTimeout: 10 * time.Second, maxUpstreamCalls: 100, operationTimeout: 15 * time.Second, metricsAddr: "127.0.0.1:9091"}},
 		{name: "zero operation timeout", args: []string{"-operation-timeout", "0"}, wantErr: true},
 		{name: "bad operation timeout", env: map[string]string{"OPERATION_TIMEOUT": "soon"}, wantErr: true},
 		{name: "the API root as upstream", args: []string{"-upstream", "https://sure.example.com/api/v1/"},
@@ -131,23 +136,37 @@ func TestParseConfig_UpstreamErrors(t *testing.T) {
 	}
 }
 
-// startRun runs the server with args and env on a loopback port until the
-// test ends, and returns its GraphQL endpoint, read from its log, and the
-// server's log.
-func startRun(t *testing.T, args []string, env map[string]string) (endpoint string, log *runLog) {
+// startRun runs the server with args and getenv until the test ends
+// (when run must return nil), and returns the URLs it logged up to its
+// GraphQL endpoint's, by message ("graphql endpoint", "metrics",
+// "playground"…), and its log.
+func startRun(t *testing.T, args []string, getenv func(string) string) (urls map[string]string, log *runLog) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	pr, pw := io.Pipe()
 	log = &runLog{cancel: cancel, done: make(chan error, 1), changed: make(chan struct{})}
 	go func() {
-		log.done <- run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), func(k string) string { return env[k] }, pw)
+		log.done <- run(ctx, args, getenv, pw)
 		pw.Close()
 	}()
 	go log.read(pr)
-	t.Cleanup(func() { _ = log.stop() })
-	endpoint = logEndpoint(log.waitFor(t, func(line string) bool { return logEndpoint(line) != "" }))
-	return endpoint, log
+	t.Cleanup(func() {
+		if err := log.stop(); err != nil {
+			t.Errorf("run returned %v after shutdown, want nil", err)
+		}
+	})
+	urls = map[string]string{}
+	log.waitFor(t, func(line string) bool {
+		msg, url := loggedURL(line)
+		if url != "" {
+			urls[msg] = url
+		}
+		return msg == "graphql endpoint"
+	})
+	return urls, log
 }
+
+func noEnv(string) string { return "" }
 
 // runLog is what a server started by startRun logs, line by line.
 type runLog struct {
@@ -229,21 +248,30 @@ func (l *runLog) String() string {
 	return strings.Join(l.lines, "\n")
 }
 
-// logEndpoint returns the URL of a line that logs the GraphQL endpoint
-// (text or JSON), or "": .ci/run and cmd/memcheck read it the same way.
-func logEndpoint(line string) string {
-	if _, rest, ok := strings.Cut(line, `msg="graphql endpoint" url=`); ok {
-		url, _, _ := strings.Cut(rest, " ")
-		return url
+var textURL = regexp.MustCompile(`msg=("[^"]*"|\S+) url=(\S+)`)
+
+// loggedURL returns the message and url of a log line (text or JSON) that
+// logs a URL, as .ci/run and cmd/memcheck read the GraphQL endpoint's.
+func loggedURL(line string) (msg, url string) {
+	if m := textURL.FindStringSubmatch(line); m != nil {
+		return strings.Trim(m[1], `"`), m[2]
 	}
 	var rec struct{ Msg, URL string }
-	if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "graphql endpoint" {
-		return rec.URL
+	if json.Unmarshal([]byte(line), &rec) == nil {
+		return rec.Msg, rec.URL
 	}
-	return ""
+	return "", ""
 }
 
-func get(t *testing.T, url string, header map[string]string, body string) (int, string) {
+// get returns the status and body of a GET of url.
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	return request(t, url, nil, "")
+}
+
+// request sends a GET of url, or a POST of body, with header, and returns
+// the status and body of the answer.
+func request(t *testing.T, url string, header map[string]string, body string) (int, string) {
 	t.Helper()
 	method := http.MethodGet
 	if body != "" {
@@ -267,18 +295,19 @@ func get(t *testing.T, url string, header map[string]string, body string) (int, 
 // and the demo key, answers a nested query with that key, checks the
 // upstream once, and shuts down when its context ends.
 func TestRun_DemoModeAndGracefulShutdown(t *testing.T) {
-	endpoint, log := startRun(t, nil, nil)
+	urls, log := startRun(t, []string{"-addr", "127.0.0.1:0"}, noEnv)
+	endpoint := urls["graphql endpoint"]
 	base := strings.TrimSuffix(endpoint, "/graphql")
 
 	body := `{"query":"{ categories(rootsOnly: true, first: 100) { totalCount nodes { name subcategories { nodes { name } } } } }"}`
-	status, answer := get(t, endpoint, map[string]string{"Content-Type": "application/json", "X-Api-Key": "demo-key"}, body)
+	status, answer := request(t, endpoint, map[string]string{"Content-Type": "application/json", "X-Api-Key": "demo-key"}, body)
 	if status != http.StatusOK || !strings.Contains(answer, `"totalCount":22`) || !strings.Contains(answer, `"Restaurants"`) {
 		t.Errorf("status %d, answer %s", status, answer)
 	}
-	if status, page := get(t, base+"/", nil, ""); status != http.StatusOK || !strings.Contains(page, `id="notice"`) {
+	if status, page := get(t, base+"/"); status != http.StatusOK || !strings.Contains(page, `id="notice"`) {
 		t.Errorf("the playground (status %d) shows no demo-mode notice", status)
 	}
-	if status, ready := get(t, base+"/readyz", nil, ""); status != http.StatusOK || !strings.Contains(ready, `"mode":"demo"`) {
+	if status, ready := get(t, base+"/readyz"); status != http.StatusOK || !strings.Contains(ready, `"mode":"demo"`) {
 		t.Errorf("/readyz: %d %s, want 200 in mode demo", status, ready)
 	}
 
@@ -309,12 +338,14 @@ func TestRun_UpstreamDown(t *testing.T) {
 	}
 	down := "http://" + ln.Addr().String() + "/api/v1"
 	_ = ln.Close()
-	endpoint, log := startRun(t, []string{"-log-format", "json"}, map[string]string{"UPSTREAM_URL": down})
-	base := strings.TrimSuffix(endpoint, "/graphql")
-	if status, _ := get(t, base+"/healthz", nil, ""); status != http.StatusOK {
+	urls, log := startRun(t, []string{"-addr", "127.0.0.1:0", "-log-format", "json"}, func(k string) string {
+		return map[string]string{"UPSTREAM_URL": down}[k]
+	})
+	base := strings.TrimSuffix(urls["graphql endpoint"], "/graphql")
+	if status, _ := get(t, base+"/healthz"); status != http.StatusOK {
 		t.Errorf("/healthz: %d, want 200", status)
 	}
-	status, ready := get(t, base+"/readyz", nil, "")
+	status, ready := get(t, base+"/readyz")
 	if status != http.StatusServiceUnavailable || !strings.Contains(ready, `"reason":"connection_refused"`) || !strings.Contains(ready, `"mode":"upstream"`) {
 		t.Errorf("/readyz: %d %s, want 503 connection_refused in mode upstream", status, ready)
 	}
@@ -439,4 +470,34 @@ func TestNewHTTPServer_ClosesSlowClients(t *testing.T) {
 			}
 		})
 	}
+}
+
+// /metrics is served on the main listener, or with -metrics-addr on a
+// listener of its own (and then not on the main one).
+func TestRun_Metrics(t *testing.T) {
+	t.Run("main listener", func(t *testing.T) {
+		printed, _ := startRun(t, []string{"-addr", "127.0.0.1:0"}, noEnv)
+		if _, ok := printed["metrics"]; ok {
+			t.Errorf("a metrics address is printed without -metrics-addr: %v", printed)
+		}
+		status, body := get(t, strings.TrimSuffix(printed["graphql endpoint"], "/graphql")+"/metrics")
+		if status != http.StatusOK || !strings.Contains(body, "suregql_upstream_shared_total") {
+			t.Errorf("GET /metrics: status %d, body %.300s", status, body)
+		}
+	})
+	t.Run("own listener", func(t *testing.T) {
+		printed, _ := startRun(t, []string{"-addr", "127.0.0.1:0"}, func(k string) string {
+			if k == "METRICS_ADDR" {
+				return "127.0.0.1:0"
+			}
+			return ""
+		})
+		status, body := get(t, printed["metrics"])
+		if !strings.HasSuffix(printed["metrics"], "/metrics") || status != http.StatusOK || !strings.Contains(body, "suregql_upstream_shared_total") {
+			t.Errorf("GET %q: status %d, body %.300s", printed["metrics"], status, body)
+		}
+		if status, _ := get(t, strings.TrimSuffix(printed["graphql endpoint"], "/graphql")+"/metrics"); status != http.StatusNotFound {
+			t.Errorf("GET /metrics on the main listener: status %d, want 404", status)
+		}
+	})
 }

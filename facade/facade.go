@@ -19,14 +19,18 @@ import (
 	"github.com/rs/cors"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 
 	"suregql/graph"
 	"suregql/graph/loader"
 	"suregql/graphiql"
+	"suregql/metrics"
 	"suregql/querylimit"
 	"suregql/requestid"
 	"suregql/restcache"
 	"suregql/restclient"
+	"suregql/tracing"
 )
 
 // Limits on what one request may ask of the server itself. The limits on
@@ -95,6 +99,24 @@ type Config struct {
 	// Now is the clock of the readiness cache (see ReadinessTTL); nil
 	// means time.Now.
 	Now func() time.Time
+	// Metrics counts operations, upstream calls, savings and refusals, and
+	// is served at GET /metrics; nil turns metrics off. Build one per
+	// handler (metrics.New).
+	Metrics *metrics.Metrics
+	// DisableMetricsEndpoint leaves GET /metrics out of the handler (the
+	// server then serves Metrics.Handler on a listener of its own).
+	DisableMetricsEndpoint bool
+	// TracerProvider turns on traces (see package tracing): a server span
+	// per request to /graphql, continuing the caller's traceparent; a span
+	// per GraphQL operation; and a client span per upstream attempt, child
+	// of its operation's, whose traceparent is sent upstream. A GET shared
+	// by the coalescer is one call: its span is a child of the operation
+	// that sent it, the first caller's. nil turns tracing off: no span, no
+	// wrapper, no traceparent sent.
+	TracerProvider trace.TracerProvider
+	// Propagator reads and writes trace context; nil means W3C trace
+	// context and baggage (tracing.Propagator).
+	Propagator propagation.TextMapPropagator
 }
 
 // Defaults of Config.
@@ -110,8 +132,8 @@ const (
 )
 
 // New returns the facade's HTTP handler: POST/GET /graphql, the playground
-// at /, /healthz (liveness: the process serves) and /readyz (readiness:
-// the upstream is a Sure server that answers).
+// at /, /healthz (liveness: the process serves), /readyz (readiness: the
+// upstream is a Sure server that answers) and, with Metrics, /metrics.
 func New(cfg Config) http.Handler {
 	log := cfg.Log
 	if log == nil {
@@ -126,6 +148,17 @@ func New(cfg Config) http.Handler {
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
+	prop := cfg.Propagator
+	if prop == nil {
+		prop = tracing.Propagator()
+	}
+	if cfg.Metrics != nil || cfg.TracerProvider != nil {
+		obs := &observer{metrics: cfg.Metrics}
+		if cfg.TracerProvider != nil {
+			obs.tracer = cfg.TracerProvider.Tracer("suregql/facade")
+		}
+		srv.Use(obs) // first: it sees every answer
+	}
 	cacheBytes := cfg.QueryCacheBytes
 	if cacheBytes <= 0 {
 		cacheBytes = DefaultQueryCacheBytes
@@ -182,6 +215,12 @@ func New(cfg Config) http.Handler {
 		MaxCalls:    cfg.MaxUpstreamCalls,
 		Log:         log,
 	}
+	if cfg.Metrics != nil {
+		shared.Meter = cfg.Metrics
+	}
+	if cfg.TracerProvider != nil {
+		shared.Upstream = cfg.Upstream.WithTransport(tracedUpstream(cfg.TracerProvider, prop))
+	}
 	if cfg.CacheTTL > 0 {
 		size := cfg.CacheSize
 		if size <= 0 {
@@ -203,17 +242,21 @@ func New(cfg Config) http.Handler {
 		}
 		shared.Coalescer.Generations = shared.Generations
 	}
+	cfg.Metrics.Watch(shared.Coalescer, shared.Cache)
 	mux := http.NewServeMux()
 	timeout := cfg.OperationTimeout
 	if timeout <= 0 {
 		timeout = DefaultOperationTimeout
 	}
-	gql := cacheHeaders(http.MaxBytesHandler(withDeadline(timeout, overHTTP(log, loader.Middleware(shared, srv))), maxBodyBytes))
+	gql := cacheHeaders(http.MaxBytesHandler(withDeadline(timeout, overHTTP(log, cfg.Metrics, loader.Middleware(shared, srv))), maxBodyBytes))
 	if len(cfg.CORSOrigins) > 0 {
 		// Outermost, so that a preflight is answered before the method
 		// checks and gqlgen's own OPTIONS answer, and so that refusals (405,
 		// 415) carry the headers a page needs to read them.
 		gql = allowCORS(cfg.CORSOrigins, gql)
+	}
+	if cfg.TracerProvider != nil {
+		gql = tracedHandler(gql, cfg.TracerProvider, prop) // outermost: refusals are traced too
 	}
 	mux.Handle("/graphql", gql)
 	if !cfg.DisablePlayground {
@@ -231,6 +274,9 @@ func New(cfg Config) http.Handler {
 			Headers:      map[string]string{"X-Api-Key": cfg.PlaygroundAPIKey},
 			Notice:       playgroundNotice(cfg.Demo),
 		}))
+	}
+	if cfg.Metrics != nil && !cfg.DisableMetricsEndpoint {
+		mux.Handle("GET /metrics", cfg.Metrics.Handler())
 	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"suregql/graph"
+	"suregql/metrics"
 	"suregql/querylimit"
 	"suregql/requestid"
 )
@@ -37,9 +38,10 @@ const allowedMethods = "GET, POST, OPTIONS"
 //     that type read errors from the body.
 //
 // Every refusal is a JSON body with an extensions.code, like the errors of
-// GraphQL itself, so that a client has one way to read them, and with
-// the request's id in extensions.requestId; each is logged in one line.
-func overHTTP(log *slog.Logger, next http.Handler) http.Handler {
+// GraphQL itself, so that a client has one way to read them, and with the
+// request's id in extensions.requestId; each is logged in one line. m
+// (nil: none) counts the bodies refused as too large.
+func overHTTP(log *slog.Logger, m *metrics.Metrics, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		refused := refusedRequest{w: w, ctx: r.Context(), log: log}
 		switch r.Method {
@@ -50,13 +52,14 @@ func overHTTP(log *slog.Logger, next http.Handler) http.Handler {
 					"the body of a POST must be application/json")
 				return
 			}
-			body, err := io.ReadAll(r.Body)
+			body, err := readBody(r)
 			if tooLarge := new(http.MaxBytesError); errors.As(err, &tooLarge) {
 				// Refused after reading at most the limit: a megabyte of
 				// padding costs a stranger's request nothing more.
+				m.QueryLimitRefused(limitBodyBytes)
 				refused.answerError(http.StatusRequestEntityTooLarge, map[string]any{
 					"message":    fmt.Sprintf("the request body is larger than %d bytes", tooLarge.Limit),
-					"extensions": map[string]any{"code": querylimit.Code, "limit": "bodyBytes", "max": tooLarge.Limit},
+					"extensions": map[string]any{"code": querylimit.Code, "limit": limitBodyBytes, "max": tooLarge.Limit},
 				})
 				return
 			}
@@ -74,7 +77,13 @@ func overHTTP(log *slog.Logger, next http.Handler) http.Handler {
 					PersistedQuery json.RawMessage `json:"persistedQuery"`
 				} `json:"extensions"`
 			}
-			if json.Unmarshal(body, &params) == nil && isAbsent(params.Query) && isAbsent(params.Extensions.PersistedQuery) {
+			if err := json.Unmarshal(body, &params); err != nil {
+				// Said here, not by gqlgen, whose message quotes the whole
+				// body back to the sender.
+				refused.answer(http.StatusBadRequest, graph.CodeBadRequest, "the request body is not a JSON object of a GraphQL request: "+jsonProblem(err))
+				return
+			}
+			if isAbsent(params.Query) && isAbsent(params.Extensions.PersistedQuery) {
 				refused.answer(http.StatusBadRequest, graph.CodeBadRequest, "the request has no query")
 				return
 			}
@@ -86,6 +95,31 @@ func overHTTP(log *slog.Logger, next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(&statusWriter{ResponseWriter: w, method: r.Method, refused: refused}, r)
 	})
+}
+
+// readBody reads a request body into one buffer sized by Content-Length
+// (when the client sent it, bounded by the body limit the reader
+// enforces), rather than growing one by doubling.
+func readBody(r *http.Request) ([]byte, error) {
+	buf := bytes.NewBuffer(make([]byte, 0, min(max(r.ContentLength, 0), maxBodyBytes)+bytes.MinRead))
+	_, err := buf.ReadFrom(r.Body)
+	return buf.Bytes(), err
+}
+
+// jsonProblem says what is wrong with a body encoding/json refused, with
+// its offset but none of its content.
+func jsonProblem(err error) string {
+	var (
+		syntax *json.SyntaxError
+		typ    *json.UnmarshalTypeError
+	)
+	switch {
+	case errors.As(err, &syntax):
+		return fmt.Sprintf("invalid JSON at byte %d", syntax.Offset)
+	case errors.As(err, &typ):
+		return fmt.Sprintf("%s where an object member was expected, at byte %d", typ.Value, typ.Offset)
+	}
+	return "invalid JSON"
 }
 
 // isAbsent reports whether a JSON member was missing or null.

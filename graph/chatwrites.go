@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"suregql/graph/loader"
@@ -19,64 +20,66 @@ const settleTimeout = 5 * time.Second
 // date a chat it created because of it.
 const clockSkew = 5 * time.Second
 
-// createChat sends a chat creation. When the upstream's answer is lost,
-// the chat may exist: one read of the newest chats (where a new chat is
-// first, the list being newest first) settles it when it holds a chat with
-// that title created since the request was sent. confirmed reports that
-// the chat was found that way; otherwise the error is an
-// *outcomeUnknownError, never a plain "unavailable" that invites a retry.
+// createChat sends a chat creation. When the upstream's answer is lost the
+// chat may exist: one read of the newest chats (the list is newest first)
+// settles it when it holds a chat with that title created since the
+// request was sent.
 func createChat(ctx context.Context, l *loader.Loaders, req restclient.CreateChatRequest) (chat *model.Chat, confirmed bool, err error) {
 	sent := time.Now()
 	created, err := l.Client().CreateChat(ctx, req)
-	l.ChatsWritten(err)
-	if err == nil {
-		return chatFromShow(created), false, nil
-	}
-	if !restclient.OutcomeUnknown(err) || ctx.Err() == context.Canceled {
-		return nil, false, err
-	}
-	unknown := &outcomeUnknownError{action: "created", cause: err}
-	readCtx, cancel := settleContext(ctx)
-	defer cancel()
-	page, rerr := l.Client().ListChats(readCtx, 1)
-	if rerr != nil {
-		return nil, false, unknown
-	}
-	unknown.checked = true
-	for i := range page.Chats {
-		c := &page.Chats[i]
-		if c.Title == req.Title && !c.CreatedAt.Before(sent.Add(-clockSkew)) {
-			return chatFromSummary(c), true, nil
+	return afterWrite(ctx, l, created, err, "created", func(ctx context.Context) (*model.Chat, error) {
+		page, err := l.Client().ListChats(ctx, 1)
+		if err != nil {
+			return nil, err
 		}
-	}
-	return nil, false, unknown
+		for i := range page.Chats {
+			if c := &page.Chats[i]; c.Title == req.Title && !c.CreatedAt.Before(sent.Add(-clockSkew)) {
+				return chatFromSummary(c), nil
+			}
+		}
+		return nil, nil
+	})
 }
 
 // updateChat renames a chat. When the upstream's answer is lost, one read
 // of the chat settles it if the chat carries the new title.
 func updateChat(ctx context.Context, l *loader.Loaders, id, title string) (chat *model.Chat, confirmed bool, err error) {
 	updated, err := l.Client().UpdateChat(ctx, id, title)
+	return afterWrite(ctx, l, updated, err, "renamed", func(ctx context.Context) (*model.Chat, error) {
+		current, err := l.Client().GetChat(ctx, id, 1)
+		if err != nil || current.Title != title {
+			return nil, err
+		}
+		return chatFromShow(current), nil
+	})
+}
+
+// afterWrite returns what a chat write that answered (chat, err) means for
+// the caller. When the answer was lost after the request was sent
+// (restclient.OutcomeUnknown), find looks for the write's effect with one
+// read: found, the write is answered as done (confirmed); otherwise the
+// error is an *outcomeUnknownError, never a plain "unavailable" that would
+// invite a retry and a duplicate.
+func afterWrite(ctx context.Context, l *loader.Loaders, chat *restclient.Chat, err error, action string,
+	find func(context.Context) (*model.Chat, error),
+) (*model.Chat, bool, error) {
 	l.ChatsWritten(err)
 	if err == nil {
-		return chatFromShow(updated), false, nil
+		return chatFromShow(chat), false, nil
 	}
-	if !restclient.OutcomeUnknown(err) || ctx.Err() == context.Canceled {
+	if !restclient.OutcomeUnknown(err) || errors.Is(ctx.Err(), context.Canceled) {
 		return nil, false, err
 	}
-	unknown := &outcomeUnknownError{action: "renamed", cause: err}
-	readCtx, cancel := settleContext(ctx)
+	unknown := &outcomeUnknownError{action: action, cause: err}
+	readCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
 	defer cancel()
-	current, rerr := l.Client().GetChat(readCtx, id, 1)
-	if rerr != nil {
+	found, ferr := find(readCtx)
+	if ferr != nil {
 		return nil, false, unknown
 	}
 	unknown.checked = true
-	if current.Title == title {
-		return chatFromShow(current), true, nil
+	if found == nil {
+		return nil, false, unknown
 	}
-	return nil, false, unknown
-}
-
-func settleContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
+	return found, true, nil
 }

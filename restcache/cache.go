@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/golang-lru/v2/expirable"
@@ -21,6 +22,8 @@ type Cache struct {
 
 	mu    sync.Mutex
 	byKey map[string]map[string]struct{} // key hash -> ids cached for it
+
+	hits, misses atomic.Int64
 }
 
 // NewCache returns a cache of at most size answers, each kept for ttl.
@@ -41,8 +44,10 @@ func (c *Cache) Generations() *Generations { return c.gens }
 func (c *Cache) Fetch(ctx context.Context, key restclient.RequestKey, fetch func(context.Context) (*restclient.Response, error)) (*restclient.Response, error) {
 	id := requestID(key) + " #" + strconv.FormatUint(c.gens.Of(key), 10)
 	if resp, ok := c.lru.Get(id); ok {
+		c.hits.Add(1)
 		return resp, nil
 	}
+	c.misses.Add(1)
 	resp, err := fetch(ctx)
 	if err != nil {
 		return nil, err
@@ -97,6 +102,10 @@ func (c *Cache) unindex(id string, _ *restclient.Response) {
 		}
 	}
 }
+
+// Stats returns how many GETs the cache answered (hits) and how many it
+// passed on (misses), since it was made.
+func (c *Cache) Stats() (hits, misses int64) { return c.hits.Load(), c.misses.Load() }
 
 // Len returns the number of cached answers.
 func (c *Cache) Len() int { return c.lru.Len() }

@@ -485,6 +485,9 @@ func TestCache_ErrorsAreNotCached(t *testing.T) {
 	if calls != len(errs)+1 {
 		t.Errorf("fetch ran %d times, want %d: the success is cached", calls, len(errs)+1)
 	}
+	if hits, misses := c.Stats(); hits != 1 || misses != int64(len(errs)+1) {
+		t.Errorf("Stats() = (hits %d, misses %d), want (1, %d): every fetch sent is a miss", hits, misses, len(errs)+1)
+	}
 }
 
 // TestChain_CacheAndCoalescerSeeOwnWrites: after a key wrote chats (and

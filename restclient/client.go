@@ -109,6 +109,43 @@ type Option func(*Client)
 // bounds each attempt.
 func WithHTTPClient(hc *http.Client) Option { return func(c *Client) { c.http = hc } }
 
+// WithTransport returns a copy of c whose requests go through
+// wrap(transport), transport being its *http.Client's (or
+// http.DefaultTransport): the facade adds tracing this way. The copy keeps
+// the client's timeout and its refusal to follow redirects.
+func (c *Client) WithTransport(wrap func(http.RoundTripper) http.RoundTripper) *Client {
+	cp := *c
+	hc := *c.http
+	rt := hc.Transport
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	hc.Transport = wrap(rt)
+	cp.http = &hc
+	return &cp
+}
+
+// requestInfoKey is the context key of a request's requestInfo.
+type requestInfoKey struct{}
+
+// requestInfo is what a transport may learn of a request the client sends.
+type requestInfo struct {
+	endpoint string
+	attempt  int
+}
+
+// RequestEndpoint returns the endpoint template (as in Call.Endpoint) and
+// the attempt (0 for the first try) of a request the client sends, from
+// the request's context: a transport names it so, never by its URL. ok is
+// false for requests the client did not make.
+func RequestEndpoint(ctx context.Context) (endpoint string, attempt int, ok bool) {
+	info, ok := ctx.Value(requestInfoKey{}).(*requestInfo)
+	if !ok {
+		return "", 0, false
+	}
+	return info.endpoint, info.attempt, true
+}
+
 // WithRetryPolicy replaces DefaultRetryPolicy.
 func WithRetryPolicy(p RetryPolicy) Option { return func(c *Client) { c.retry = p } }
 
@@ -370,6 +407,8 @@ func (c *Client) once(ctx context.Context, method, path string, query url.Values
 	if payload != nil {
 		body = bytes.NewReader(payload)
 	}
+	call := Call{Method: method, Path: rel, Endpoint: Endpoint(method, path), Attempt: attempt}
+	ctx = context.WithValue(ctx, requestInfoKey{}, &requestInfo{endpoint: call.Endpoint, attempt: attempt})
 	req, err := http.NewRequestWithContext(ctx, method, u.String(), body)
 	if err != nil {
 		return nil, fmt.Errorf("restclient: build %s: %w", op, err)
@@ -384,7 +423,6 @@ func (c *Client) once(ctx context.Context, method, path string, query url.Values
 		req.Header.Set("Content-Type", "application/json")
 	}
 
-	call := Call{Method: method, Path: rel, Endpoint: Endpoint(method, path), Attempt: attempt}
 	if c.gate != nil {
 		if err := c.gate(method, call.Path, attempt); err != nil {
 			return nil, &GateError{Err: err}

@@ -1,9 +1,12 @@
 package restclient
 
 import (
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -73,5 +76,52 @@ func TestNewTransport_Settings(t *testing.T) {
 	}
 	if tr == http.DefaultTransport {
 		t.Error("NewTransport returned the shared default transport")
+	}
+}
+
+// WithTransport wraps the transport: the wrapper sees each attempt with
+// its endpoint template and attempt number in the request's context, and
+// the copy still refuses redirects (the key must not follow a Location).
+func TestClient_WithTransport(t *testing.T) {
+	var leaked atomic.Value
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		leaked.Store(r.Header.Get("X-Api-Key"))
+		reply(w, http.StatusOK, categoryJSON)
+	}))
+	t.Cleanup(other.Close)
+	target := strings.Replace(other.URL, "127.0.0.1", "localhost", 1) + "/elsewhere"
+	u := newUpstream(t, sequence(
+		answer{status: http.StatusBadGateway, contentType: "text/html", body: proxyHTML},
+		answer{status: http.StatusOK, body: categoryJSON},
+	))
+	var (
+		mu   sync.Mutex
+		seen []string
+	)
+	c := u.client(t, WithRetryPolicy(RetryPolicy{MaxRetries: 1})).WithTransport(func(next http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			endpoint, attempt, ok := RequestEndpoint(r.Context())
+			mu.Lock()
+			seen = append(seen, fmt.Sprintf("%s attempt %d %t", endpoint, attempt, ok))
+			mu.Unlock()
+			return next.RoundTrip(r)
+		})
+	})
+	if _, err := c.GetCategory(t.Context(), catID); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"GET /api/v1/categories/{id} attempt 0 true", "GET /api/v1/categories/{id} attempt 1 true"}
+	if !slices.Equal(seen, want) {
+		t.Errorf("the wrapper saw %q, want %q", seen, want)
+	}
+	if _, _, ok := RequestEndpoint(t.Context()); ok {
+		t.Error("RequestEndpoint of a context the client did not make: ok")
+	}
+
+	redirecting := newUpstream(t, func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, target, http.StatusFound) })
+	wrapped := redirecting.client(t).WithTransport(func(next http.RoundTripper) http.RoundTripper { return next })
+	_, _ = wrapped.GetCategory(t.Context(), catID)
+	if got, _ := leaked.Load().(string); got != "" {
+		t.Errorf("redirect target on another host received X-Api-Key %q, want no key", got)
 	}
 }

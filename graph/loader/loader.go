@@ -62,8 +62,18 @@ type Shared struct {
 	// Log receives one WARN line per failed upstream call, and one DEBUG
 	// line per other call; nil discards.
 	Log *slog.Logger
+	// Meter is told of every request sent upstream, retries included (for
+	// metrics); nil tells no one.
+	Meter Meter
 	// Now is the clock for rate-limit windows; nil means time.Now.
 	Now func() time.Time
+}
+
+// Meter counts the requests sent upstream; package metrics implements it.
+type Meter interface {
+	// UpstreamCall is told of one request sent upstream, on the goroutine
+	// that sent it: it must be quick.
+	UpstreamCall(restclient.Call)
 }
 
 func (s *Shared) now() time.Time {
@@ -97,6 +107,9 @@ type Loaders struct {
 	memo   *memo
 	sends  atomic.Int64 // requests let through the gate: the calls made
 	firsts atomic.Int64 // first attempts among them: what the budget counts
+	// refusedOutOfQuota is set once the gate refused a request because the
+	// key is known to be out of quota.
+	refusedOutOfQuota atomic.Bool
 
 	mu        sync.Mutex
 	rateLimit *restclient.RateLimit
@@ -203,11 +216,19 @@ func (l *Loaders) RateLimit() *restclient.RateLimit {
 	return nil
 }
 
+// RefusedOutOfQuota reports whether a request of this operation was
+// refused locally (RATE_LIMITED, no call) because the key is known to be
+// out of quota.
+func (l *Loaders) RefusedOutOfQuota() bool { return l.refusedOutOfQuota.Load() }
+
 // observe is told of every request sent upstream, retries included; ctx
 // is the one the call was sent with, so the WARN line of a failed call
 // carries the request's id (for a GET shared with other requests in
 // flight, the id of the request that sent it).
 func (l *Loaders) observe(ctx context.Context, c restclient.Call) {
+	if l.shared.Meter != nil {
+		l.shared.Meter.UpstreamCall(c)
+	}
 	rl := c.RateLimit
 	var limited *restclient.RateLimitError
 	if errors.As(c.Err, &limited) && (rl == nil || rl.Remaining != 0) {
@@ -349,6 +370,7 @@ func (l *Loaders) Affordable(n int) error {
 func (l *Loaders) gate(method, path string, attempt int) error {
 	if l.shared.RateLimits != nil {
 		if wait, out := l.shared.RateLimits.Exhausted(l.apiKey, l.shared.now()); out {
+			l.refusedOutOfQuota.Store(true)
 			return &restclient.RateLimitError{
 				APIError:   restclient.APIError{Op: method + " " + path, StatusCode: http.StatusTooManyRequests, Code: "rate_limit_exceeded", Message: "refused locally: the key has no request left in this window"},
 				RetryAfter: wait,

@@ -716,3 +716,69 @@ func TestRateLimit_IsRemembered(t *testing.T) {
 		t.Errorf("other key: RateLimit() = %+v, want nil", got)
 	}
 }
+
+// meter records the calls a Meter is told of.
+type meter struct {
+	mu    sync.Mutex
+	calls []restclient.Call
+}
+
+func (m *meter) UpstreamCall(c restclient.Call) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.calls = append(m.calls, c)
+}
+
+// The Meter is told of every request sent, retries included, and of none
+// the gate refused; a local refusal of a key out of quota is reported.
+func TestMeter_SeesEveryCallSent(t *testing.T) {
+	up := newUpstream(t)
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	client, err := restclient.New(up.url,
+		restclient.WithHTTPClient(&http.Client{Timeout: 10 * time.Second, Transport: tr}),
+		restclient.WithRetryPolicy(restclient.RetryPolicy{MaxRetries: 1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &meter{}
+	shared := &loader.Shared{Upstream: client, RateLimits: &restcache.RateLimits{}, Meter: m}
+	key := restclienttest.OtherFamilyKey
+	up.fake.SetRateLimit(key, 3)
+	up.fake.FailNext("/api/v1/chats", 1, http.StatusBadGateway, "text/html", "<html>bad gateway</html>")
+
+	l := loader.New(shared, key)
+	if _, err := l.Client().ListChats(t.Context(), 1); err != nil { // a 502, then its retry
+		t.Fatal(err)
+	}
+	if _, err := l.Client().GetCategory(t.Context(), "00000000-0000-4000-8000-000000000000"); !restclient.IsNotFound(err) {
+		t.Fatalf("unknown category: got %v, want a 404", err)
+	}
+	if l.RefusedOutOfQuota() {
+		t.Error("RefusedOutOfQuota() = true before the key ran out")
+	}
+	// The window is spent: the next operation is refused without a call.
+	next := loader.New(shared, key)
+	if _, err := next.Client().ListChats(t.Context(), 2); err == nil {
+		t.Fatal("a key out of quota: got no error")
+	}
+	if !next.RefusedOutOfQuota() {
+		t.Error("RefusedOutOfQuota() = false after a local refusal")
+	}
+
+	var got []string
+	for _, c := range m.calls {
+		got = append(got, fmt.Sprintf("%s %d attempt %d", c.Endpoint, c.Status, c.Attempt))
+	}
+	want := []string{
+		"GET /api/v1/chats 502 attempt 0",
+		"GET /api/v1/chats 200 attempt 1",
+		"GET /api/v1/categories/{id} 404 attempt 0",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("the Meter was told of %q, want %q", got, want)
+	}
+	if n := up.fake.Calls(); n != len(m.calls) {
+		t.Errorf("the upstream counted %d calls, the Meter %d", n, len(m.calls))
+	}
+}
