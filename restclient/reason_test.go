@@ -1,6 +1,7 @@
 package restclient_test
 
 import (
+	"context"
 	"errors"
 	"net"
 	"net/http"
@@ -30,6 +31,7 @@ func TestUnavailableError_Reason(t *testing.T) {
 		name       string
 		baseURL    func(t *testing.T) string
 		timeout    time.Duration
+		transport  http.RoundTripper // nil: net/http's default
 		wantReason string
 		wantStatus int
 	}{
@@ -42,7 +44,7 @@ func TestUnavailableError_Reason(t *testing.T) {
 			_ = ln.Close()
 			return "http://" + addr
 		}},
-		{name: "host name does not resolve", wantReason: restclient.ReasonDNS, baseURL: func(*testing.T) string {
+		{name: "host name does not resolve", wantReason: restclient.ReasonDNS, transport: noDNS(), baseURL: func(*testing.T) string {
 			return "http://sure.invalid" // RFC 2606: never resolves
 		}},
 		{name: "certificate of an unknown authority", wantReason: restclient.ReasonTLS, baseURL: func(t *testing.T) string {
@@ -84,7 +86,7 @@ func TestUnavailableError_Reason(t *testing.T) {
 				timeout = 5 * time.Second
 			}
 			c, err := restclient.New(tt.baseURL(t),
-				restclient.WithHTTPClient(&http.Client{Timeout: timeout}),
+				restclient.WithHTTPClient(&http.Client{Timeout: timeout, Transport: tt.transport}),
 				restclient.WithRetryPolicy(restclient.RetryPolicy{}))
 			if err != nil {
 				t.Fatal(err)
@@ -99,4 +101,13 @@ func TestUnavailableError_Reason(t *testing.T) {
 			}
 		})
 	}
+}
+
+// noDNS returns a transport whose resolver has no server to ask, so a name
+// lookup fails at once, on this machine, without any DNS traffic.
+func noDNS() http.RoundTripper {
+	resolver := &net.Resolver{PreferGo: true, Dial: func(context.Context, string, string) (net.Conn, error) {
+		return nil, errors.New("no DNS server in this test")
+	}}
+	return &http.Transport{DialContext: (&net.Dialer{Resolver: resolver}).DialContext}
 }
