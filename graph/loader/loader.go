@@ -265,8 +265,9 @@ func (l *Loaders) observe(ctx context.Context, c restclient.Call) {
 	}
 }
 
-// failureCause names why an upstream call failed, for logs: the status
-// class or the transport error's kind, never a URL or a body.
+// failureCause names why an upstream call failed, for logs: the upstream's
+// error code, or the reason callers see in extensions.reason; never a URL
+// or a body.
 func failureCause(err error) string {
 	var (
 		api     *restclient.APIError
@@ -281,14 +282,12 @@ func failureCause(err error) string {
 			return api.Code
 		}
 		return "rejected"
-	case errors.Is(err, context.DeadlineExceeded):
-		return "timeout"
 	case errors.Is(err, context.Canceled):
-		return "cancelled"
-	case errors.As(err, &unavail) && unavail.Status != 0:
-		return "bad_gateway"
+		return "canceled"
 	case errors.As(err, &unavail):
-		return "unreachable"
+		return unavail.Reason() // the same words callers get in extensions.reason
+	case errors.Is(err, context.DeadlineExceeded):
+		return restclient.ReasonTimeout
 	}
 	return "error"
 }
