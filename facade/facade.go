@@ -147,7 +147,7 @@ func New(cfg Config) http.Handler {
 	}))
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
-	srv.AddTransport(transport.POST{})
+	srv.AddTransport(postTransport{}) // decodes nothing: overHTTP did
 	prop := cfg.Propagator
 	if prop == nil {
 		prop = tracing.Propagator()

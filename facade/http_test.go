@@ -114,9 +114,23 @@ func TestHTTP_GraphQLResponseJSON(t *testing.T) {
 		t.Errorf("status %d, content type %q", r.status, r.contentType)
 	}
 	// A document that does not parse is a 400 with that media type.
-	r = postJSON(t, e, `{"query":"{ categories("}`, map[string]string{"Accept": "application/graphql-response+json"})
-	if r.status != 400 {
-		t.Errorf("parse error: status %d, want 400", r.status)
+	// Refused before execution, it has no "data" entry (the media type
+	// says so); under application/json it answers 200 with "data": null.
+	for _, tc := range []struct {
+		name, query, accept string
+		status              int
+		hasData             bool
+	}{
+		{"parse error", `{ categories(`, "application/graphql-response+json", 400, false},
+		{"validation error", `{ nope }`, "application/graphql-response+json", 400, false},
+		{"parse error, legacy type", `{ categories(`, "application/json", 200, true},
+		{"validation error, legacy type", `{ nope }`, "application/json", 200, true},
+	} {
+		r = postJSON(t, e, `{"query":`+quote(tc.query)+`}`, map[string]string{"Accept": tc.accept})
+		_, hasData := r.body["data"]
+		if r.status != tc.status || hasData != tc.hasData || r.body["errors"] == nil {
+			t.Errorf("%s: status %d, data entry %t, body %s; want %d, data entry %t, errors", tc.name, r.status, hasData, r.raw, tc.status, tc.hasData)
+		}
 	}
 }
 

@@ -6,11 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"mime"
 	"net/http"
 	"strings"
+
+	"github.com/99designs/gqlgen/graphql"
 
 	"suregql/graph"
 	"suregql/metrics"
@@ -67,26 +68,19 @@ func overHTTP(log *slog.Logger, m *metrics.Metrics, next http.Handler) http.Hand
 				refused.answer(http.StatusBadRequest, graph.CodeBadRequest, "the request body could not be read")
 				return
 			}
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			// Raw messages: only whether the keys are there matters, so
-			// nothing is unescaped or allocated before gqlgen decodes the
-			// body for real.
-			var params struct {
-				Query      json.RawMessage `json:"query"`
-				Extensions struct {
-					PersistedQuery json.RawMessage `json:"persistedQuery"`
-				} `json:"extensions"`
-			}
-			if err := json.Unmarshal(body, &params); err != nil {
+			// Decoded once, here: postTransport takes the result.
+			params, err := decodeParams(body)
+			if err != nil {
 				// Said here, not by gqlgen, whose message quotes the whole
 				// body back to the sender.
 				refused.answer(http.StatusBadRequest, graph.CodeBadRequest, "the request body is not a JSON object of a GraphQL request: "+jsonProblem(err))
 				return
 			}
-			if isAbsent(params.Query) && isAbsent(params.Extensions.PersistedQuery) {
+			if params.Query == "" && params.Extensions["persistedQuery"] == nil {
 				refused.answer(http.StatusBadRequest, graph.CodeBadRequest, "the request has no query")
 				return
 			}
+			r = r.WithContext(withParams(r.Context(), params))
 		default:
 			w.Header().Set("Allow", allowedMethods)
 			refused.answer(http.StatusMethodNotAllowed, graph.CodeMethodNotAllowed,
@@ -122,8 +116,18 @@ func jsonProblem(err error) string {
 	return "invalid JSON"
 }
 
-// isAbsent reports whether a JSON member was missing or null.
-func isAbsent(v json.RawMessage) bool { return len(v) == 0 || string(v) == "null" }
+// decodeParams decodes a POST body as gqlgen's transports do (numbers kept
+// as json.Number).
+func decodeParams(body []byte) (*graphql.RawParams, error) {
+	params := &graphql.RawParams{ReadTime: graphql.TraceTiming{Start: graphql.Now()}}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if err := dec.Decode(params); err != nil {
+		return nil, err
+	}
+	params.ReadTime.End = graphql.Now()
+	return params, nil
+}
 
 func isJSON(contentType string) bool {
 	mt, _, err := mime.ParseMediaType(contentType)

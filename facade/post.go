@@ -1,0 +1,114 @@
+package facade
+
+import (
+	"context"
+	"encoding/json"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/errcode"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+)
+
+// Media types of a GraphQL answer (GraphQL over HTTP).
+const (
+	mediaJSON            = "application/json"
+	mediaGraphQLResponse = "application/graphql-response+json"
+)
+
+type paramsKey struct{}
+
+// withParams returns ctx carrying the request parameters overHTTP decoded,
+// so that postTransport does not decode the body a second time.
+func withParams(ctx context.Context, p *graphql.RawParams) context.Context {
+	return context.WithValue(ctx, paramsKey{}, p)
+}
+
+// postTransport is gqlgen's POST transport for application/json bodies,
+// with three differences:
+//   - it takes the parameters overHTTP already decoded (JSON decoding
+//     dominates the cost of refusing a large request; gqlgen's transport
+//     decoded the body again);
+//   - a request refused before execution (parse, validation, limits)
+//     answers 200 under application/json, which clients of that legacy
+//     type read errors from, and 400 under
+//     application/graphql-response+json, without a "data" entry there;
+//   - it is never reached with a body that is not a GraphQL request
+//     (overHTTP answers those), so it never quotes a body back.
+type postTransport struct{}
+
+var _ graphql.Transport = postTransport{}
+
+func (postTransport) Supports(r *http.Request) bool {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	return err == nil && r.Method == http.MethodPost && mt == mediaJSON && r.Header.Get("Upgrade") == ""
+}
+
+func (postTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	ctx := r.Context()
+	media := answerMedia(r.Header.Get("Accept"))
+	w.Header().Set("Content-Type", media)
+	params, _ := ctx.Value(paramsKey{}).(*graphql.RawParams)
+	if params == nil {
+		// Only overHTTP routes POSTs here; this is a wiring bug.
+		w.WriteHeader(http.StatusInternalServerError)
+		writeAnswer(w, &graphql.Response{Errors: gqlerror.List{gqlerror.Errorf("the request was not decoded")}}, true)
+		return
+	}
+	params.Headers = r.Header
+	rc, errs := exec.CreateOperationContext(ctx, params)
+	if errs != nil {
+		status := http.StatusOK
+		if media == mediaGraphQLResponse && errcode.GetErrorKind(errs) == errcode.KindProtocol {
+			status = http.StatusBadRequest
+		}
+		w.WriteHeader(status)
+		writeAnswer(w, exec.DispatchError(graphql.WithOperationContext(ctx, rc), errs), media == mediaJSON)
+		return
+	}
+	responses, ctx := exec.DispatchOperation(ctx, rc)
+	writeAnswer(w, responses(ctx), true)
+}
+
+// answerMedia picks the answer's media type from Accept: the first of
+// ours it names, application/json for none or a wildcard.
+func answerMedia(accept string) string {
+	if accept == "" {
+		return mediaJSON
+	}
+	for part := range strings.SplitSeq(accept, ",") {
+		mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		switch mt {
+		case "*/*", "application/*", mediaJSON:
+			return mediaJSON
+		case mediaGraphQLResponse:
+			return mediaGraphQLResponse
+		}
+	}
+	return mediaGraphQLResponse
+}
+
+// writeAnswer writes resp as JSON; withData false leaves out the "data"
+// entry of a request that never executed (the graphql-response+json
+// media type asks for that).
+func writeAnswer(w http.ResponseWriter, resp *graphql.Response, withData bool) {
+	var b []byte
+	var err error
+	if withData {
+		b, err = json.Marshal(resp)
+	} else {
+		b, err = json.Marshal(struct {
+			Errors     gqlerror.List  `json:"errors,omitempty"`
+			Extensions map[string]any `json:"extensions,omitempty"`
+		}{resp.Errors, resp.Extensions})
+	}
+	if err != nil {
+		panic(err) // recovered by net/http; an answer that cannot be encoded is a bug
+	}
+	_, _ = w.Write(b)
+}
