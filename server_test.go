@@ -202,16 +202,16 @@ func (l *runLog) read(r io.Reader) {
 	}
 }
 
-// waitFor returns the first line for which match is true, once logged; it
-// fails the test if the log ends without one.
-func (l *runLog) waitFor(t *testing.T, match func(string) bool) string {
+// waitFor returns once a line for which match is true is logged; it fails
+// the test if the log ends without one.
+func (l *runLog) waitFor(t *testing.T, match func(string) bool) {
 	t.Helper()
 	for {
 		l.mu.Lock()
 		for _, line := range l.lines {
 			if match(line) {
 				l.mu.Unlock()
-				return line
+				return
 			}
 		}
 		eof, changed := l.eof, l.changed

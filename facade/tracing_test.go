@@ -85,13 +85,14 @@ func (te *tracedEnv) traceparents() []string {
 	return slices.Clone(te.sent)
 }
 
-func attr(s tracetest.SpanStub, key attribute.Key) (attribute.Value, bool) {
+// attr returns the span's attribute key, or the zero Value if it has none.
+func attr(s tracetest.SpanStub, key attribute.Key) attribute.Value {
 	for _, kv := range s.Attributes {
 		if kv.Key == key {
-			return kv.Value, true
+			return kv.Value
 		}
 	}
-	return attribute.Value{}, false
+	return attribute.Value{}
 }
 
 // callerTraceparent is the trace context the caller sends.
@@ -148,7 +149,7 @@ func TestTracing_OperationAndUpstreamSpans(t *testing.T) {
 		"graphql.operation.type": attribute.StringValue("query"),
 		"suregql.upstream.calls": attribute.IntValue(3),
 	} {
-		if got, _ := attr(op, key); got != want {
+		if got := attr(op, key); got != want {
 			t.Errorf("operation span %s = %v, want %v", key, got.String(), want.String())
 		}
 	}
@@ -162,8 +163,8 @@ func TestTracing_OperationAndUpstreamSpans(t *testing.T) {
 	var got []string
 	bySpanID := map[string]tracetest.SpanStub{}
 	for _, c := range clients {
-		attempt, _ := attr(c, "suregql.retry.attempt")
-		status, _ := attr(c, "http.response.status_code")
+		attempt := attr(c, "suregql.retry.attempt")
+		status := attr(c, "http.response.status_code")
 		got = append(got, c.Name+" attempt "+attempt.String()+" status "+status.String())
 		if c.Parent.SpanID() != op.SpanContext.SpanID() {
 			t.Errorf("client span %q has parent %s, want the operation span %s", c.Name, c.Parent.SpanID(), op.SpanContext.SpanID())
@@ -229,7 +230,7 @@ func TestTracing_ErrorsAndRefusals(t *testing.T) {
 		default:
 			continue
 		}
-		codesAttr, _ := attr(s, "suregql.error.codes")
+		codesAttr := attr(s, "suregql.error.codes")
 		if s.Status.Code != codes.Error || s.Status.Description != wantCode || !slices.Equal(codesAttr.AsStringSlice(), []string{wantCode}) {
 			t.Errorf("span %q: status %+v, error codes %v; want Error %s", s.Name, s.Status, codesAttr.String(), wantCode)
 		}

@@ -50,25 +50,7 @@ func rootFieldCost(name string, args map[string]any) int {
 func rootField(name string, args map[string]any) (cost int, key string) {
 	switch name {
 	case "categories":
-		var f loader.CategoryFilter
-		if id, ok := args["parentId"].(string); ok {
-			canon, err := restclient.CanonicalID("parentId", id)
-			if err != nil {
-				return 0, name
-			}
-			f.ParentID = canon
-		}
-		if c, ok := args["classification"]; ok && c != nil {
-			f.Classification = strings.ToLower(fmt.Sprint(c))
-		}
-		if r, ok := args["rootsOnly"].(bool); ok {
-			f.RootsOnly = r
-		}
-		req, err := paging.Parse(f.List(), connectionArgs(args), DefaultCategoryPage)
-		if err != nil {
-			return 0, name
-		}
-		return req.Calls(0, restclient.MaxPerPage), fmt.Sprintf("%s %+v", name, req)
+		return categoriesField(name, args)
 	case "chats":
 		req, err := paging.Parse(chatListName, connectionArgs(args), DefaultChatPage)
 		if err != nil {
@@ -104,6 +86,30 @@ func rootField(name string, args map[string]any) (cost int, key string) {
 		return 1, name
 	}
 	return 0, name // rateLimit is usually free; introspection always is
+}
+
+// categoriesField is rootField for the categories list: its filter and
+// page decide the list it reads and how many calls that takes.
+func categoriesField(name string, args map[string]any) (cost int, key string) {
+	var f loader.CategoryFilter
+	if id, ok := args["parentId"].(string); ok {
+		canon, err := restclient.CanonicalID("parentId", id)
+		if err != nil {
+			return 0, name
+		}
+		f.ParentID = canon
+	}
+	if c, ok := args["classification"]; ok && c != nil {
+		f.Classification = strings.ToLower(fmt.Sprint(c))
+	}
+	if r, ok := args["rootsOnly"].(bool); ok {
+		f.RootsOnly = r
+	}
+	req, err := paging.Parse(f.List(), connectionArgs(args), DefaultCategoryPage)
+	if err != nil {
+		return 0, name
+	}
+	return req.Calls(0, restclient.MaxPerPage), fmt.Sprintf("%s %+v", name, req)
 }
 
 // connectionArgs reads first/after/last/before as the resolvers will see

@@ -13,7 +13,7 @@ import (
 // list tag of a genuine cursor of list, so that tests can craft malformed
 // positions and cursors of other formats: the text is
 // version:tag:fields[0]:fields[1]...
-func rawCursor(t testing.TB, list, version string, fields ...string) string {
+func rawCursor(t testing.TB, list, version string, fields ...string) string { //nolint:unparam // list names the cursor kind at each call site
 	t.Helper()
 	raw, err := base64.RawURLEncoding.DecodeString(paging.EncodeCursor(list, 0))
 	if err != nil {

@@ -127,7 +127,7 @@ func (w window) args(list string) paging.Args {
 	return a
 }
 
-func mustParse(t testing.TB, list string, args paging.Args, defaultSize int) paging.Request {
+func mustParse(t testing.TB, list string, args paging.Args, defaultSize int) paging.Request { //nolint:unparam // mirrors paging.Parse's arguments
 	t.Helper()
 	r, err := paging.Parse(list, args, defaultSize)
 	if err != nil {

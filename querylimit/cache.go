@@ -50,7 +50,7 @@ func NewCache[T any](maxBytes int, charge func(key string, v T) int) *Cache[T] {
 // NewDocumentCache returns the cache of parsed and validated documents
 // for handler.Server.SetQueryCache, charging each its estimated memory.
 func NewDocumentCache(maxBytes int) *Cache[*ast.QueryDocument] {
-	return NewCache(maxBytes, func(query string, doc *ast.QueryDocument) int { return DocumentBytes(query, doc) })
+	return NewCache(maxBytes, DocumentBytes)
 }
 
 // NewPersistedQueryCache returns the cache of automatic persisted queries

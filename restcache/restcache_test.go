@@ -310,7 +310,7 @@ func fetchStep(key, path string, wantMiss bool) step {
 	return step{key: key, path: path, wantMiss: wantMiss}
 }
 
-func invalidate(key, resource string) step { return step{key: key, invalidate: resource} }
+func invalidate(key, resource string) step { return step{key: key, invalidate: resource} } //nolint:unparam // steps name their key, as fetchStep's do
 
 func TestCache_Fetch(t *testing.T) {
 	const k1, k2 = "key-1", "key-2"

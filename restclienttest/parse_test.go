@@ -95,7 +95,7 @@ func TestPaginate(t *testing.T) {
 func TestTruthy(t *testing.T) {
 	for in, want := range map[string]bool{
 		"true": true, "TRUE": true, "1": true, "t": true, "T": true, "on": true, "ON": true,
-		"": false, "false": false, "0": false, "yes": false, "y": false, " true": false,
+		"": false, "false": false, "0": false, "yes": false, "y": false, " true": false, //nolint:gocritic // mapKey: the space is the case tested
 	} {
 		if got := truthy(in); got != want {
 			t.Errorf("truthy(%q): got %v, want %v", in, got, want)

@@ -34,10 +34,9 @@ func (cs *categorySeeder) root(name, classification, color, icon string, at time
 
 // sub adds a subcategory of parent. As in Sure, it takes its parent's
 // classification (a validation) and its parent's color (a before_save).
-func (cs *categorySeeder) sub(parent *category, name, icon string, at time.Time) *category {
+func (cs *categorySeeder) sub(parent *category, name, icon string, at time.Time) {
 	c := cs.root(name, parent.classification, parent.color, icon, at)
 	c.parent = parent
-	return c
 }
 
 func (cs *categorySeeder) into(f *family) { f.addCategories(cs.cats...) }
