@@ -114,134 +114,189 @@ func (l *Loaders) planChildren(ctx context.Context, keys []ParentKey) ([][]*rest
 }
 
 // planParents answers the subcategories of several roots with the fewest
-// calls: from the family's first page when this operation holds it (free),
-// then one filtered list per parent (k calls) or the family's whole list
-// grouped in memory (ceil(total/100) calls), whichever is cheaper given
-// what is known: subcategoriesCount, and the family's size when seen
-// before. When the size is unknown and the family could be the cheaper way,
-// its first page is read: it tells the size, and answers every parent whose
-// subcategories it holds completely. A batch that would pass the budget is
-// refused whole.
+// calls, trying three ways in order (a batch that would pass the budget is
+// refused whole):
+//
+//	way                   | when                                              | calls
+//	----------------------|---------------------------------------------------|-----------------------
+//	what is in hand       | this operation read (or is reading) the family,   | 0
+//	                      | or holds a first page with a parent's whole list  |
+//	the family's list     | 2+ parents left and ceil(family/100) pages cost   | 1, then ceil(n/100)-1
+//	                      | fewer than one list each (the first page tells n) | only if still cheaper
+//	one list per parent   | the parents left                                  | 1 each
+//
+// The family's size is bounded below by the parents and their
+// subcategoriesCount, and replaced by the size seen before when known. A
+// read of the family that fails is reported for the parents it was to
+// answer: falling back to one list per parent would multiply the calls
+// sent to an upstream that is failing, or to a key out of quota.
 func (l *Loaders) planParents(ctx context.Context, keys []ParentKey) ([][]*restclient.Category, []error) {
-	out := make([][]*restclient.Category, len(keys))
-	errs := make([]error, len(keys))
-	class := keys[0].Classification
-	need := len(keys) // a lower bound of the family's size: the parents and their children
-	for _, k := range keys {
-		need += k.Count
-		if k.Classification != class {
-			class = ""
+	p := newChildPlan(keys)
+	l.answerFromHand(ctx, p)
+	if !p.done() {
+		if err := l.answerViaFamily(ctx, p); err != nil {
+			p.fail(err)
 		}
 	}
-	// answerFrom answers the parents of which whose subcategories all
-	// holds: all of them when all is the complete list, otherwise those whose
-	// count it matches. It returns the parents left.
-	answerFrom := func(all []*restclient.Category, complete bool, which []int) []int {
-		groups := map[string][]*restclient.Category{}
-		for _, c := range all {
-			if c.Parent != nil {
-				groups[c.Parent.ID] = append(groups[c.Parent.ID], c)
-			}
-		}
-		var left []int
-		for _, i := range which {
-			if g := groups[keys[i].ID]; complete || len(g) == keys[i].Count {
-				out[i] = nonNil(g)
-			} else {
-				left = append(left, i)
-			}
-		}
-		return left
+	if !p.done() {
+		l.answerPerParent(ctx, p)
 	}
-	pending := make([]int, len(keys))
-	for i := range keys {
-		pending[i] = i
-	}
-	// A family read already complete or in flight (the list's look-ahead)
-	// answers everything.
-	if all := l.snapshot(class); all != nil {
-		answerFrom(all, true, pending)
-		return out, errs
-	}
-	if all := l.awaitFamily(ctx, class); all != nil {
-		answerFrom(all, true, pending)
-		return out, errs
-	}
-	// A first page this operation already holds answers, for free, the
-	// parents whose subcategories it holds completely.
-	for _, c := range []string{class, ""} {
-		if first := l.heldFirstPage(c); first != nil && len(pending) > 0 {
-			pending = answerFrom(pointers(first.Categories), first.Pagination.TotalCount <= len(first.Categories), pending)
-		}
-	}
-	if len(pending) == 0 {
-		return out, errs
-	}
-	// A family size seen before (a planning hint) replaces the lower bound.
-	if size, ok := l.familySize(class); ok {
-		need = max(need, size)
-	}
-	// failed answers the parents left with the error of the read meant to
-	// answer them. Falling back to one list per parent would multiply the
-	// calls sent to an upstream that is failing, or to a key out of quota.
-	failed := func(err error) ([][]*restclient.Category, []error) {
-		for _, i := range pending {
-			errs[i] = err
-		}
-		return out, errs
-	}
-	if len(pending) >= 2 && FamilyPages(need) < len(pending) && l.Affordable(1) == nil {
-		first, err := l.familyFirstPage(ctx, class)
-		if err != nil {
-			return failed(err)
-		}
-		pending = answerFrom(pointers(first.Categories), first.Pagination.TotalCount <= len(first.Categories), pending)
-		rest := FamilyPages(first.Pagination.TotalCount) - 1
-		if len(pending) > 0 && rest > 0 && rest < len(pending) && l.Affordable(rest) == nil {
-			all, err := l.readFamily(ctx, class)
-			if err != nil {
-				return failed(err)
-			}
-			pending = answerFrom(all, true, pending)
-		}
-	}
-	if len(pending) == 0 {
-		return out, errs
-	}
+	return p.out, p.errs
+}
 
-	// One filtered list per remaining parent, sent only if all fit the
-	// budget. A refused batch is refused whole, also the parents a page in
-	// hand happened to answer: the client sees one level of the tree either
-	// answered or refused, never a scattering of both.
-	if err := l.Affordable(len(pending)); err != nil {
-		for i := range keys {
-			out[i], errs[i] = nil, err
+// childPlan is one batch of roots whose subcategories are wanted, and the
+// answers found so far.
+type childPlan struct {
+	keys    []ParentKey
+	out     [][]*restclient.Category
+	errs    []error
+	pending []int  // indexes of keys not answered yet
+	class   string // the classification every key shares, or ""
+	need    int    // a lower bound of the family's size: the parents and their children
+}
+
+func newChildPlan(keys []ParentKey) *childPlan {
+	p := &childPlan{
+		keys: keys, out: make([][]*restclient.Category, len(keys)), errs: make([]error, len(keys)),
+		pending: make([]int, len(keys)), class: keys[0].Classification, need: len(keys),
+	}
+	for i, k := range keys {
+		p.pending[i] = i
+		p.need += k.Count
+		if k.Classification != p.class {
+			p.class = ""
 		}
-		return out, errs
+	}
+	return p
+}
+
+func (p *childPlan) done() bool { return len(p.pending) == 0 }
+
+// answerFrom answers the pending parents whose subcategories all holds:
+// every one when all is the complete list, otherwise those whose count it
+// matches.
+func (p *childPlan) answerFrom(all []*restclient.Category, complete bool) {
+	groups := map[string][]*restclient.Category{}
+	for _, c := range all {
+		if c.Parent != nil {
+			groups[c.Parent.ID] = append(groups[c.Parent.ID], c)
+		}
+	}
+	var left []int
+	for _, i := range p.pending {
+		if g := groups[p.keys[i].ID]; complete || len(g) == p.keys[i].Count {
+			p.out[i] = nonNil(g)
+		} else {
+			left = append(left, i)
+		}
+	}
+	p.pending = left
+}
+
+// answerFromPage answers from a first page of the family, which is the
+// complete list when the family fits it.
+func (p *childPlan) answerFromPage(first *restclient.CategoryPage) {
+	p.answerFrom(pointers(first.Categories), first.Pagination.TotalCount <= len(first.Categories))
+}
+
+// fail answers the pending parents with err.
+func (p *childPlan) fail(err error) {
+	for _, i := range p.pending {
+		p.errs[i] = err
+	}
+	p.pending = nil
+}
+
+// refuseAll answers every parent of the batch with err, also those a page
+// in hand happened to answer: the client sees one level of the tree either
+// answered or refused, never a scattering of both.
+func (p *childPlan) refuseAll(err error) {
+	for i := range p.keys {
+		p.out[i], p.errs[i] = nil, err
+	}
+	p.pending = nil
+}
+
+// answerFromHand answers, at no call, from a family read this operation
+// completed or has in flight (the list's look-ahead), else from the first
+// pages it holds.
+func (l *Loaders) answerFromHand(ctx context.Context, p *childPlan) {
+	if all := l.snapshot(p.class); all != nil {
+		p.answerFrom(all, true)
+		return
+	}
+	if all := l.awaitFamily(ctx, p.class); all != nil {
+		p.answerFrom(all, true)
+		return
+	}
+	for _, c := range []string{p.class, ""} {
+		if first := l.heldFirstPage(c); first != nil && !p.done() {
+			p.answerFromPage(first)
+		}
+	}
+}
+
+// answerViaFamily reads the family's first page when the family could be
+// cheaper than one list per parent left, then the rest of it only while
+// still cheaper and affordable. It returns the error of a read that
+// failed.
+func (l *Loaders) answerViaFamily(ctx context.Context, p *childPlan) error {
+	need := p.need
+	if size, ok := l.familySize(p.class); ok {
+		need = max(need, size) // a planning hint from an earlier operation
+	}
+	if len(p.pending) < 2 || FamilyPages(need) >= len(p.pending) || l.Affordable(1) != nil {
+		return nil
+	}
+	first, err := l.familyFirstPage(ctx, p.class)
+	if err != nil {
+		return err
+	}
+	p.answerFromPage(first)
+	rest := FamilyPages(first.Pagination.TotalCount) - 1
+	if p.done() || rest <= 0 || rest >= len(p.pending) || l.Affordable(rest) != nil {
+		return nil
+	}
+	all, err := l.readFamily(ctx, p.class)
+	if err != nil {
+		return err
+	}
+	p.answerFrom(all, true)
+	return nil
+}
+
+// answerPerParent sends one filtered list per parent left, in parallel,
+// only if all of them fit the budget.
+func (l *Loaders) answerPerParent(ctx context.Context, p *childPlan) {
+	if err := l.Affordable(len(p.pending)); err != nil {
+		p.refuseAll(err)
+		return
 	}
 	var wg sync.WaitGroup
-	for _, i := range pending {
-		wg.Go(func() {
-			defer recoverInto(&errs[i])
-			p, err := l.client.ListCategories(ctx, restclient.ListCategoriesOptions{
-				Page: 1, PerPage: MaxBatchedChildren, ParentID: keys[i].ID,
-			})
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			l.PrimeCategories(p.Categories)
-			out[i] = pointers(p.Categories)
-			if total := p.Pagination.TotalCount; total > len(p.Categories) {
-				// The server's page held fewer than asked: read the rest.
-				f := CategoryFilter{ParentID: keys[i].ID}
-				res, err := paging.Load(ctx, paging.Range(f.List(), 0, total).WithKnownTotal(total), l.categorySource(f))
-				out[i], errs[i] = res.Items, err
-			}
-		})
+	for _, i := range p.pending {
+		wg.Go(func() { p.out[i], p.errs[i] = l.childrenOf(ctx, p.keys[i].ID) })
 	}
 	wg.Wait()
-	return out, errs
+	p.pending = nil
+}
+
+// childrenOf reads one root's subcategories with a filtered list: one page
+// of up to 100, and the rest when the server's page held fewer.
+func (l *Loaders) childrenOf(ctx context.Context, parentID string) (list []*restclient.Category, err error) {
+	defer recoverInto(&err)
+	page, err := l.client.ListCategories(ctx, restclient.ListCategoriesOptions{
+		Page: 1, PerPage: MaxBatchedChildren, ParentID: parentID,
+	})
+	if err != nil {
+		return nil, err
+	}
+	l.PrimeCategories(page.Categories)
+	if total := page.Pagination.TotalCount; total > len(page.Categories) {
+		f := CategoryFilter{ParentID: parentID}
+		res, err := paging.Load(ctx, paging.Range(f.List(), 0, total).WithKnownTotal(total), l.categorySource(f))
+		return res.Items, err
+	}
+	return pointers(page.Categories), nil
 }
 
 func pointers(cats []restclient.Category) []*restclient.Category {
