@@ -28,6 +28,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -76,6 +77,7 @@ func main() {
 	flag.IntVar(&cfg.n, "n", 3000, "requests per workload and mode")
 	flag.IntVar(&cfg.seqN, "seq-n", 50, "requests per workload of the sequential run")
 	flag.DurationVar(&cfg.timeout, "timeout", time.Minute, "time cap of each run")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run (generator, facade and fake share the process) to this file")
 	flag.Parse()
 	if cfg.c < 1 || cfg.c > maxConcurrency || cfg.n < 1 || cfg.n > maxRequests ||
 		cfg.seqN < 1 || cfg.seqN > maxRequests || cfg.timeout <= 0 || cfg.timeout > maxTimeout {
@@ -83,10 +85,28 @@ func main() {
 			maxConcurrency, maxRequests, maxTimeout)
 		os.Exit(2)
 	}
-	if err := run(os.Stdout, cfg); err != nil {
+	if err := profiled(*cpuProfile, func() error { return run(os.Stdout, cfg) }); err != nil {
 		fmt.Fprintln(os.Stderr, "loadbench:", err)
 		os.Exit(1)
 	}
+}
+
+// profiled runs f, under the CPU profiler when path is not empty.
+func profiled(path string, f func() error) error {
+	if path == "" {
+		return f()
+	}
+	out, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.StartCPUProfile(out); err != nil {
+		_ = out.Close()
+		return err
+	}
+	err = f()
+	pprof.StopCPUProfile()
+	return errors.Join(err, out.Close())
 }
 
 func run(w io.Writer, cfg config) error {
