@@ -1,0 +1,50 @@
+package main
+
+import (
+	"bytes"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A short run answers every workload without error and prints its row.
+func TestRun(t *testing.T) {
+	var out bytes.Buffer
+	cfg := config{c: 4, n: 40, seqN: 2, timeout: 30 * time.Second}
+	if err := run(&out, cfg); err != nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	if rows := strings.Count(out.String(), "\n| W"); rows != 6 {
+		t.Errorf("%d workload rows, want 6:\n%s", rows, out.String())
+	}
+}
+
+// post counts as failures what a benchmark must not hide: error entries
+// (even beside data), statuses other than 200 and a missing data.
+func TestPostFailures(t *testing.T) {
+	for name, tc := range map[string]struct {
+		status int
+		body   string
+		ok     bool
+	}{
+		"data":        {200, `{"data":{"a":1}}`, true},
+		"field error": {200, `{"data":{"a":null},"errors":[{"message":"boom"}]}`, false},
+		"refusal":     {400, `{"errors":[{"message":"bad"}]}`, false},
+		"bad status":  {502, `{"data":{"a":1}}`, false},
+		"null data":   {200, `{"data":null}`, false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				w.WriteHeader(tc.status)
+				_, _ = w.Write([]byte(tc.body))
+			}))
+			defer srv.Close()
+			err := post(srv.Client(), srv.URL, "k", "{ a }", nil, nil)
+			if (err == nil) != tc.ok {
+				t.Errorf("post: %v, want ok %v", err, tc.ok)
+			}
+		})
+	}
+}
