@@ -447,13 +447,11 @@ func serveMetrics(ctx context.Context, addr string, h http.Handler, errc chan<- 
 // startDemoUpstream serves the fake Sure upstream on a loopback port, so
 // that demo mode goes through the same HTTP client code as production.
 func startDemoUpstream(ctx context.Context) (baseURL string, stop func(), err error) {
-	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", "127.0.0.1:0")
+	baseURL, stop, err = restclienttest.ServeLoopback(ctx, restclienttest.New())
 	if err != nil {
 		return "", nil, fmt.Errorf("start demo upstream: %w", err)
 	}
-	srv := &http.Server{Handler: restclienttest.New(), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	return "http://" + ln.Addr().String(), func() { _ = srv.Close() }, nil
+	return baseURL, stop, nil
 }
 
 // displayAddr turns a wildcard listen address into one a browser can open.

@@ -42,8 +42,7 @@ type postTransport struct{}
 var _ graphql.Transport = postTransport{}
 
 func (postTransport) Supports(r *http.Request) bool {
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	return err == nil && r.Method == http.MethodPost && mt == mediaJSON && r.Header.Get("Upgrade") == ""
+	return r.Method == http.MethodPost && isJSON(r.Header.Get("Content-Type")) && r.Header.Get("Upgrade") == ""
 }
 
 func (postTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {

@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"sort"
@@ -206,22 +205,12 @@ func (t *timing) upstreamTime() time.Duration {
 	return total
 }
 
-func serve(h http.Handler) (string, func(), error) {
-	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, err
-	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	return "http://" + ln.Addr().String(), func() { _ = srv.Close() }, nil
-}
-
 func run(w io.Writer, minTime time.Duration) error {
 	fake := restclienttest.New()
 	for _, k := range []string{restclienttest.DemoKey, restclienttest.LargeFamilyKey} {
 		fake.SetRateLimit(k, 1<<30) // the benchmark repeats operations far past an hour's budget
 	}
-	upURL, stopUp, err := serve(fake)
+	upURL, stopUp, err := restclienttest.ServeLoopback(context.Background(), fake)
 	if err != nil {
 		return err
 	}
@@ -231,7 +220,7 @@ func run(w io.Writer, minTime time.Duration) error {
 	if err != nil {
 		return err
 	}
-	gqlURL, stop, err := serve(facade.New(facade.Config{Upstream: client, Log: slog.New(slog.DiscardHandler)}))
+	gqlURL, stop, err := restclienttest.ServeLoopback(context.Background(), facade.New(facade.Config{Upstream: client, Log: slog.New(slog.DiscardHandler)}))
 	if err != nil {
 		return err
 	}

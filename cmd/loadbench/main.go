@@ -25,7 +25,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"runtime/pprof"
@@ -122,7 +121,7 @@ func run(w io.Writer, cfg config) error {
 		fake.SetRateLimit(k, 1<<30)
 	}
 
-	upURL, stopUp, err := serve(fake)
+	upURL, stopUp, err := restclienttest.ServeLoopback(context.Background(), fake)
 	if err != nil {
 		return err
 	}
@@ -134,7 +133,7 @@ func run(w io.Writer, cfg config) error {
 	if err != nil {
 		return err
 	}
-	gqlURL, stop, err := serve(facade.New(facade.Config{Upstream: client, Log: slog.New(slog.DiscardHandler)}))
+	gqlURL, stop, err := restclienttest.ServeLoopback(context.Background(), facade.New(facade.Config{Upstream: client, Log: slog.New(slog.DiscardHandler)}))
 	if err != nil {
 		return err
 	}
@@ -326,15 +325,4 @@ func post(hc *http.Client, url, key, query string, vars map[string]any, out any)
 		return json.Unmarshal(ans.Data, out)
 	}
 	return nil
-}
-
-// serve serves h on a free port of the loopback interface.
-func serve(h http.Handler) (string, func(), error) {
-	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, err
-	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	return "http://" + ln.Addr().String(), func() { _ = srv.Close() }, nil
 }
