@@ -10,10 +10,18 @@
 // With one key, concurrent operations may share upstream calls (the facade
 // coalesces identical GETs in flight per key); with many keys, each worker
 // owns its keys, so no two operations in flight can share a call. Every
-// answer is checked; any error is counted and makes the command exit 1.
+// answer is checked (no error, the number of items the fake's data says);
+// any failure is counted and makes the command exit 1.
+//
+// With -tailcall, a Tailcall 1.0 binary runs as a subprocess over the same
+// fake, serving bench/tailcall/sure.graphql, and each workload's runs
+// alternate between the facade and Tailcall; the output is then one table
+// per mode with both figures and their ratio in each cell:
+//
+//	go run ./cmd/loadbench -tailcall /path/to/tailcall > /tmp/side-by-side.md
 //
 // Everything listens on 127.0.0.1 only, and -n, -c and -timeout bound the
-// run. BENCHMARKS.md holds a run's output.
+// run. BENCHMARKS.md holds a run's output and how to install Tailcall.
 package main
 
 import (
@@ -50,12 +58,9 @@ type config struct {
 	latency, seqLatency time.Duration
 	c, n, seqN          int
 	timeout             time.Duration // cap of each measured run
-}
-
-// workload is one GraphQL operation, repeated.
-type workload struct {
-	name, query string
-	vars        map[string]any
+	// tailcall is the path of a Tailcall binary to run side by side ("":
+	// ours alone), serving tailcallConfig.
+	tailcall, tailcallConfig string
 }
 
 // result is what one run of a workload measured.
@@ -76,6 +81,8 @@ func main() {
 	flag.IntVar(&cfg.n, "n", 3000, "requests per workload and mode")
 	flag.IntVar(&cfg.seqN, "seq-n", 50, "requests per workload of the sequential run")
 	flag.DurationVar(&cfg.timeout, "timeout", time.Minute, "time cap of each run")
+	flag.StringVar(&cfg.tailcall, "tailcall", "", "path of a Tailcall 1.0 binary to run side by side with the facade (empty: the facade alone)")
+	flag.StringVar(&cfg.tailcallConfig, "tailcall-config", "bench/tailcall/sure.graphql", "Tailcall configuration to serve, its upstream and port rendered by loadbench")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run (generator, facade and fake share the process) to this file")
 	flag.Parse()
 	if cfg.c < 1 || cfg.c > maxConcurrency || cfg.n < 1 || cfg.n > maxRequests ||
@@ -108,7 +115,23 @@ func profiled(path string, f func() error) error {
 	return errors.Join(err, out.Close())
 }
 
+// target is one GraphQL server under test.
+type target struct {
+	name string
+	url  string
+	op   func(workload) operation // its way of asking a workload
+}
+
+// mode is one way of running every workload.
+type mode struct {
+	name    string
+	latency time.Duration // the fake's, during the run
+	c, n    int
+	keyOf   func(worker, i int) string // the API key of a worker's i-th request
+}
+
 func run(w io.Writer, cfg config) error {
+	ctx := context.Background()
 	fake := restclienttest.New()
 	// Each worker owns two keys, used in turn: 64 keys at -c 32.
 	manyKeys := make([]string, 2*cfg.c)
@@ -121,7 +144,7 @@ func run(w io.Writer, cfg config) error {
 		fake.SetRateLimit(k, 1<<30)
 	}
 
-	upURL, stopUp, err := restclienttest.ServeLoopback(context.Background(), fake)
+	upURL, stopUp, err := restclienttest.ServeLoopback(ctx, fake)
 	if err != nil {
 		return err
 	}
@@ -133,56 +156,133 @@ func run(w io.Writer, cfg config) error {
 	if err != nil {
 		return err
 	}
-	gqlURL, stop, err := restclienttest.ServeLoopback(context.Background(), facade.New(facade.Config{Upstream: client, Log: slog.New(slog.DiscardHandler)}))
+	gqlURL, stop, err := restclienttest.ServeLoopback(ctx, facade.New(facade.Config{Upstream: client, Log: slog.New(slog.DiscardHandler)}))
 	if err != nil {
 		return err
 	}
 	defer stop()
-	gqlURL += "/graphql"
+	targets := []target{{name: "ours", url: gqlURL + "/graphql", op: func(wl workload) operation { return wl.ours }}}
 
-	// The load generator keeps a connection per worker open, so that the
-	// figures do not include connection setup.
+	tcVersion := ""
+	if cfg.tailcall != "" {
+		if tcVersion, err = tailcallVersion(ctx, cfg.tailcall); err != nil {
+			return err
+		}
+		tc, err := startTailcall(ctx, cfg.tailcall, cfg.tailcallConfig, upURL)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if err := tc.stop(); err != nil {
+				fmt.Fprintln(os.Stderr, "loadbench: stopping tailcall:", err)
+			}
+		}()
+		targets = append(targets, target{name: "Tailcall", url: tc.url, op: func(wl workload) operation { return wl.tailcall }})
+	}
+
+	// The load generator keeps a connection per worker and target open, so
+	// that the figures do not include connection setup.
 	lt := http.DefaultTransport.(*http.Transport).Clone()
-	lt.MaxIdleConns, lt.MaxIdleConnsPerHost = cfg.c, cfg.c
+	lt.MaxIdleConns, lt.MaxIdleConnsPerHost = cfg.c*len(targets), cfg.c
 	defer lt.CloseIdleConnections()
 	hc := &http.Client{Timeout: time.Minute, Transport: lt}
 
-	wls, err := workloads(fake, hc, gqlURL)
+	wls, err := workloads(fake, hc, targets[0].url)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "c=%d, n=%d per workload and mode, upstream latency %s; sequential: 1 client, %d requests, latency %s\n\n",
-		cfg.c, cfg.n, cfg.latency, cfg.seqN, cfg.seqLatency)
-	fmt.Fprintf(w, "| workload | 1 key: calls/op | req/s | p50 ms | p99 ms | %d keys: calls/op | req/s | p50 ms | p99 ms | sequential p50 ms |\n", len(manyKeys))
-	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	modes := []mode{
+		{name: "1 key", latency: cfg.latency, c: cfg.c, n: cfg.n,
+			keyOf: func(int, int) string { return restclienttest.DemoKey }},
+		{name: fmt.Sprintf("%d keys", len(manyKeys)), latency: cfg.latency, c: cfg.c, n: cfg.n,
+			keyOf: func(worker, i int) string { return manyKeys[worker+cfg.c*(i%2)] }},
+		{name: "sequential", latency: cfg.seqLatency, c: 1, n: cfg.seqN,
+			keyOf: func(int, int) string { return restclienttest.DemoKey }},
+	}
+
 	// A burst first, not reported: it opens the connections of both pools
 	// and grows the heaps, which would otherwise be charged to W1.
 	fake.SetDelay(cfg.latency)
-	for _, k := range [][]string{{restclienttest.DemoKey}, manyKeys} {
-		measure(fake, hc, gqlURL, wls[0], cfg.c, 10*cfg.c, cfg.timeout, func(worker, i int) string { return k[(worker+i)%len(k)] })
+	for _, t := range targets {
+		for _, m := range modes[:2] {
+			measure(fake, hc, t.url, wls[0].name, t.op(wls[0]), cfg.c, 10*cfg.c, cfg.timeout, m.keyOf)
+		}
 	}
+	// results[workload][mode][target]. The targets take turns within each
+	// mode of each workload, so that both see the same machine state.
+	results := make([][][]result, len(wls))
 	errs := 0
 	var firstErr error
-	for _, wl := range wls {
-		fake.SetDelay(cfg.latency)
-		one := measure(fake, hc, gqlURL, wl, cfg.c, cfg.n, cfg.timeout, func(int, int) string { return restclienttest.DemoKey })
-		many := measure(fake, hc, gqlURL, wl, cfg.c, cfg.n, cfg.timeout, func(worker, i int) string {
-			return manyKeys[worker+cfg.c*(i%2)]
-		})
-		fake.SetDelay(cfg.seqLatency)
-		seq := measure(fake, hc, gqlURL, wl, 1, cfg.seqN, cfg.timeout, func(int, int) string { return restclienttest.DemoKey })
-		fmt.Fprintf(w, "| %s | %s | %s | %s%s |\n", wl.name, cells(one), cells(many), ms(seq.p50), capped(seq))
-		for _, r := range []result{one, many, seq} {
-			errs += r.errs
-			if firstErr == nil {
-				firstErr = r.firstErr
+	for wi, wl := range wls {
+		results[wi] = make([][]result, len(modes))
+		for mi, m := range modes {
+			fake.SetDelay(m.latency)
+			for _, t := range targets {
+				r := measure(fake, hc, t.url, t.name+" "+wl.name, t.op(wl), m.c, m.n, cfg.timeout, m.keyOf)
+				results[wi][mi] = append(results[wi][mi], r)
+				errs += r.errs
+				if firstErr == nil {
+					firstErr = r.firstErr
+				}
 			}
 		}
+	}
+
+	fmt.Fprintf(w, "c=%d, n=%d per workload and mode, upstream latency %s; sequential: 1 client, %d requests, latency %s\n",
+		cfg.c, cfg.n, cfg.latency, cfg.seqN, cfg.seqLatency)
+	if len(targets) == 1 {
+		fmt.Fprintln(w)
+		printOurs(w, wls, results, len(manyKeys))
+	} else {
+		fmt.Fprintf(w, "Tailcall: %s, %s\n", tcVersion, cfg.tailcallConfig)
+		printSideBySide(w, wls, modes, results)
 	}
 	if errs > 0 {
 		return fmt.Errorf("%d answers failed; first: %w", errs, firstErr)
 	}
 	return nil
+}
+
+// printOurs prints the facade's figures alone, one row per workload.
+func printOurs(w io.Writer, wls []workload, results [][][]result, manyKeys int) {
+	fmt.Fprintf(w, "| workload | 1 key: calls/op | req/s | p50 ms | p99 ms | %d keys: calls/op | req/s | p50 ms | p99 ms | sequential p50 ms |\n", manyKeys)
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for wi, wl := range wls {
+		one, many, seq := results[wi][0][0], results[wi][1][0], results[wi][2][0]
+		fmt.Fprintf(w, "| %s | %s | %s | %s%s |\n", wl.name, cells(one), cells(many), ms(seq.p50), capped(seq))
+	}
+}
+
+// printSideBySide prints a table per mode, the facade's figures and
+// Tailcall's in each cell, with their ratio where it says who is faster.
+func printSideBySide(w io.Writer, wls []workload, modes []mode, results [][][]result) {
+	for mi, m := range modes {
+		fmt.Fprintf(w, "\n%s: %d client(s), upstream latency %s, %d requests each; (ratio) = ours / Tailcall\n\n", m.name, m.c, m.latency, m.n)
+		if m.c == 1 {
+			fmt.Fprintln(w, "| workload | calls ours / Tailcall | p50 ms ours / Tailcall |")
+			fmt.Fprintln(w, "|---|---:|---:|")
+		} else {
+			fmt.Fprintln(w, "| workload | calls ours / Tailcall | req/s ours / Tailcall | p50 ms ours / Tailcall | p99 ms ours / Tailcall |")
+			fmt.Fprintln(w, "|---|---:|---:|---:|---:|")
+		}
+		for wi, wl := range wls {
+			ours, tc := results[wi][mi][0], results[wi][mi][1]
+			calls := fmt.Sprintf("%.2f / %.2f", ours.callsPerOp, tc.callsPerOp)
+			p50 := pair(ms(ours.p50), ms(tc.p50), ours.p50.Seconds()/tc.p50.Seconds())
+			if m.c == 1 {
+				fmt.Fprintf(w, "| %s | %s | %s%s |\n", wl.name, calls, p50, cappedPair(ours, tc))
+				continue
+			}
+			rps := pair(fmt.Sprintf("%.0f", ours.rps), fmt.Sprintf("%.0f", tc.rps), ours.rps/tc.rps)
+			p99 := pair(ms(ours.p99), ms(tc.p99), ours.p99.Seconds()/tc.p99.Seconds())
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s%s |\n", wl.name, calls, rps, p50, p99, cappedPair(ours, tc))
+		}
+	}
+}
+
+// pair renders "ours / theirs (ratio×)".
+func pair(ours, theirs string, ratio float64) string {
+	return fmt.Sprintf("%s / %s (%.2f×)", ours, theirs, ratio)
 }
 
 func cells(r result) string {
@@ -199,49 +299,28 @@ func capped(r result) string {
 	return ""
 }
 
-// workloads returns the six operations, with the ids and the cursor they
-// need taken from the fake and from the facade itself.
-func workloads(fake *restclienttest.Server, hc *http.Client, url string) ([]workload, error) {
-	sub, ok := fake.CategoryByName(restclienttest.DemoKey, "Restaurants")
-	if !ok || sub.ParentID == "" {
-		return nil, errors.New("the demo family has no subcategory Restaurants")
+// cappedPair marks a side-by-side row either of whose runs the time cap
+// ended early.
+func cappedPair(ours, tc result) string {
+	out := ""
+	if ours.cappedEarly {
+		out += fmt.Sprintf(" (ours capped at %d)", ours.done)
 	}
-	imports := fake.ImportIDs(restclienttest.DemoKey)
-	if len(imports) == 0 {
-		return nil, errors.New("the demo family has no import")
+	if tc.cappedEarly {
+		out += fmt.Sprintf(" (Tailcall capped at %d)", tc.done)
 	}
-	// W6 starts after offset 29: its cursor is the 30th edge of a first
-	// window, as a client paging forward would have it.
-	var first struct {
-		Categories struct{ Edges []struct{ Cursor string } }
-	}
-	if err := post(hc, url, restclienttest.DemoKey, `{ categories(first: 30) { edges { cursor } } }`, nil, &first); err != nil {
-		return nil, fmt.Errorf("cursor of offset 29: %w", err)
-	}
-	if len(first.Categories.Edges) != 30 {
-		return nil, fmt.Errorf("cursor of offset 29: got %d edges", len(first.Categories.Edges))
-	}
-	return []workload{
-		{name: "W1 categories(first: 10)", query: `{ categories(first: 10) { nodes { id name } } }`},
-		{name: "W2 roots with subcategories", query: `{ categories(rootsOnly: true, first: 100) { nodes { name subcategories(first: 50) { nodes { name } } } } }`},
-		{name: "W3 category(id) { parent { name color } }", vars: map[string]any{"id": sub.ID},
-			query: `query($id: ID!) { category(id: $id) { name parent { name color } } }`},
-		{name: "W4 import(id) { status }", vars: map[string]any{"id": imports[0]},
-			query: `query($id: ID!) { import(id: $id) { status } }`},
-		{name: "W5 chats(first: 20)", query: `{ chats(first: 20) { nodes { id title } } }`},
-		{name: "W6 categories(first: 30) at offset 30", vars: map[string]any{"after": first.Categories.Edges[29].Cursor},
-			query: `query($after: String) { categories(first: 30, after: $after) { nodes { name } } }`},
-	}, nil
+	return out
 }
 
-// measure sends n requests of wl from c workers, each waiting for its
-// answer before sending the next, and stops early at the time cap. keyOf
+// measure sends n requests of op from c workers, each waiting for its
+// answer before sending the next, and stops early at the time cap. Every
+// answer is checked against op's checks; name labels its failures. keyOf
 // names the API key of a worker's i-th request.
-func measure(fake *restclienttest.Server, hc *http.Client, url string, wl workload, c, n int,
+func measure(fake *restclienttest.Server, hc *http.Client, url, name string, op operation, c, n int,
 	timeout time.Duration, keyOf func(worker, i int) string) result {
-	// One request first, not measured: the facade parses and caches the
+	// One request first, not measured: the server parses and caches the
 	// query, and every worker's connection is then warm enough.
-	_ = post(hc, url, restclienttest.DemoKey, wl.query, wl.vars, nil)
+	_ = post(hc, url, restclienttest.DemoKey, op.query, op.vars, nil)
 	fake.Reset()
 
 	var (
@@ -259,15 +338,19 @@ func measure(fake *restclienttest.Server, hc *http.Client, url string, wl worklo
 		go func() {
 			defer wg.Done()
 			for i := 0; int(next.Add(1)) <= n && time.Now().Before(deadline); i++ {
+				var data any
 				t0 := time.Now()
-				err := post(hc, url, keyOf(worker, i), wl.query, wl.vars, nil)
+				err := post(hc, url, keyOf(worker, i), op.query, op.vars, &data)
 				d := time.Since(t0)
+				if err == nil {
+					err = verify(data, op.checks)
+				}
 				mu.Lock()
 				lat = append(lat, d)
 				if err != nil {
 					errs++
 					if firstErr == nil {
-						firstErr = fmt.Errorf("%s: %w", wl.name, err)
+						firstErr = fmt.Errorf("%s: %w", name, err)
 					}
 				}
 				mu.Unlock()

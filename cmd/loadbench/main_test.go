@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -46,5 +47,31 @@ func TestPostFailures(t *testing.T) {
 				t.Errorf("post: %v, want ok %v", err, tc.ok)
 			}
 		})
+	}
+}
+
+// A run beside a real Tailcall prints a side-by-side table per mode, every
+// answer of both checked. CI has no Tailcall: set LOADBENCH_TAILCALL to the
+// binary's path to run it (see BENCHMARKS.md).
+func TestRun_Tailcall(t *testing.T) {
+	bin := os.Getenv("LOADBENCH_TAILCALL")
+	if bin == "" {
+		t.Skip("LOADBENCH_TAILCALL is not set")
+	}
+	var out bytes.Buffer
+	cfg := config{c: 4, n: 40, seqN: 2, timeout: 30 * time.Second,
+		tailcall: bin, tailcallConfig: "../../bench/tailcall/sure.graphql"}
+	if err := run(&out, cfg); err != nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	if tables := strings.Count(out.String(), "| workload | calls ours / Tailcall |"); tables != 3 {
+		t.Errorf("%d tables, want 3:\n%s", tables, out.String())
+	}
+	if rows := strings.Count(out.String(), "\n| W"); rows != 18 {
+		t.Errorf("%d workload rows, want 18:\n%s", rows, out.String())
+	}
+	// Tailcall cannot batch the demo tree's subcategories: 1 + 22 calls.
+	if !strings.Contains(out.String(), "| W2 roots with subcategories | 1.00 / 23.00 |") {
+		t.Errorf("no W2 row with 1 and 23 calls:\n%s", out.String())
 	}
 }
