@@ -5,7 +5,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 
-	"suregql/graph/loader"
+	"suregql/planner"
 	"suregql/graph/model"
 	"suregql/paging"
 	"suregql/restclient"
@@ -27,8 +27,8 @@ func categoryConnection(list string, res paging.Result[*restclient.Category]) *m
 // knownTotal is the list's length when known without a call (-1 if not).
 // children, when set, names the root whose subcategories the list is:
 // they are planned with the operation's other subcategories (see
-// loader.Children) and windowed in memory.
-func categoryList(ctx context.Context, f loader.CategoryFilter, args paging.Args, knownTotal int, children *model.Category) (*model.CategoryConnection, error) {
+// planner.Children) and windowed in memory.
+func categoryList(ctx context.Context, f planner.CategoryFilter, args paging.Args, knownTotal int, children *model.Category) (*model.CategoryConnection, error) {
 	req, err := paging.Parse(f.List(), args, DefaultCategoryPage)
 	if err != nil {
 		return nil, err
@@ -40,7 +40,7 @@ func categoryList(ctx context.Context, f loader.CategoryFilter, args paging.Args
 		// Empty by arithmetic: no key needed, no call made.
 		return categoryConnection(f.List(), paging.Result[*restclient.Category]{Window: w}), nil
 	}
-	l, err := loader.For(ctx)
+	l, err := planner.For(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -70,15 +70,15 @@ func canonicalID(arg, id string) (string, error) {
 // subcategories answers Category.subcategories. subcategories_count is
 // current as of the answer that held the category: a leaf (count 0) or a
 // subcategory needs no call; up to 100 subcategories are planned together
-// with every other category of the operation (see loader.Children); more
+// with every other category of the operation (see planner.Children); more
 // are paged like any list.
 func subcategories(ctx context.Context, obj *model.Category, args paging.Args) (*model.CategoryConnection, error) {
-	f := loader.CategoryFilter{ParentID: obj.ID}
+	f := planner.CategoryFilter{ParentID: obj.ID}
 	count := obj.SubcategoriesCount
 	if obj.ParentID != "" {
 		count = 0 // two levels only
 	}
-	if count == 0 || count > loader.MaxBatchedChildren {
+	if count == 0 || count > planner.MaxBatchedChildren {
 		return categoryList(ctx, f, args, count, nil)
 	}
 	return categoryList(ctx, f, args, count, obj)
@@ -125,6 +125,6 @@ func windowSize(a paging.Args, def int) int {
 }
 
 // parentKey names a category for the subcategory planner.
-func parentKey(c *model.Category) loader.ParentKey {
-	return loader.ParentKey{ID: c.ID, Classification: classificationToREST(c.Classification), Count: c.SubcategoriesCount}
+func parentKey(c *model.Category) planner.ParentKey {
+	return planner.ParentKey{ID: c.ID, Classification: classificationToREST(c.Classification), Count: c.SubcategoriesCount}
 }

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"suregql/graph/loader"
+	"suregql/planner"
 	"suregql/graph/model"
 	"suregql/paging"
 	"suregql/restclient"
@@ -28,7 +28,7 @@ func chatList(ctx context.Context, args paging.Args) (*model.ChatConnection, err
 	if err != nil {
 		return nil, err
 	}
-	l, err := loader.For(ctx)
+	l, err := planner.For(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +63,7 @@ func messageListName(chatID string) string { return "chats/" + chatID + "/messag
 
 // messageSource reads a chat's messages, 50 a page. The page a show answer
 // already carried is reused without a call.
-func messageSource(l *loader.Loaders, chat *model.Chat) paging.Source[*model.Message] {
+func messageSource(l *planner.Planner, chat *model.Chat) paging.Source[*model.Message] {
 	return paging.Source[*model.Message]{
 		FixedPageSize: restclient.MessagesPerPage,
 		Afford:        l.Affordable,
@@ -93,7 +93,7 @@ func messageList(ctx context.Context, chat *model.Chat, args paging.Args) (*mode
 	if w, empty, known := req.Empty(); empty && known {
 		res.Window = w
 	} else {
-		l, err := loader.For(ctx)
+		l, err := planner.For(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -112,7 +112,7 @@ func messageList(ctx context.Context, chat *model.Chat, args paging.Args) (*mode
 // lastMessageAt reads the newest message of a chat whose show answer did
 // not hold it: the last page, asked by number (an overflowing page number
 // would also answer the last page).
-func lastMessageAt(ctx context.Context, l *loader.Loaders, chat *model.Chat) (*time.Time, error) {
+func lastMessageAt(ctx context.Context, l *planner.Planner, chat *model.Chat) (*time.Time, error) {
 	total, perPage := chat.MessageCount, restclient.MessagesPerPage
 	if fp := chat.FirstPage; fp != nil {
 		total, perPage = fp.Total, fp.PerPage

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"time"
 
-	"suregql/graph/loader"
+	"suregql/planner"
 	"suregql/graph/model"
 	"suregql/restclient"
 )
@@ -24,7 +24,7 @@ const clockSkew = 5 * time.Second
 // chat may exist: one read of the newest chats (the list is newest first)
 // settles it when it holds a chat with that title created since the
 // request was sent.
-func createChat(ctx context.Context, l *loader.Loaders, req restclient.CreateChatRequest) (chat *model.Chat, confirmed bool, err error) {
+func createChat(ctx context.Context, l *planner.Planner, req restclient.CreateChatRequest) (chat *model.Chat, confirmed bool, err error) {
 	sent := time.Now()
 	created, err := l.Client().CreateChat(ctx, req)
 	return afterWrite(ctx, l, created, err, "created", func(ctx context.Context) (*model.Chat, error) {
@@ -43,7 +43,7 @@ func createChat(ctx context.Context, l *loader.Loaders, req restclient.CreateCha
 
 // updateChat renames a chat. When the upstream's answer is lost, one read
 // of the chat settles it if the chat carries the new title.
-func updateChat(ctx context.Context, l *loader.Loaders, id, title string) (chat *model.Chat, confirmed bool, err error) {
+func updateChat(ctx context.Context, l *planner.Planner, id, title string) (chat *model.Chat, confirmed bool, err error) {
 	updated, err := l.Client().UpdateChat(ctx, id, title)
 	return afterWrite(ctx, l, updated, err, "renamed", func(ctx context.Context) (*model.Chat, error) {
 		current, err := l.Client().GetChat(ctx, id, 1)
@@ -60,7 +60,7 @@ func updateChat(ctx context.Context, l *loader.Loaders, id, title string) (chat 
 // read: found, the write is answered as done (confirmed); otherwise the
 // error is an *outcomeUnknownError, never a plain "unavailable" that would
 // invite a retry and a duplicate.
-func afterWrite(ctx context.Context, l *loader.Loaders, chat *restclient.Chat, err error, action string,
+func afterWrite(ctx context.Context, l *planner.Planner, chat *restclient.Chat, err error, action string,
 	find func(context.Context) (*model.Chat, error),
 ) (*model.Chat, bool, error) {
 	l.ChatsWritten(err)

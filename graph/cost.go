@@ -8,7 +8,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 
-	"suregql/graph/loader"
+	"suregql/planner"
 	"suregql/paging"
 	"suregql/restclient"
 )
@@ -91,7 +91,7 @@ func rootField(name string, args map[string]any) (cost int, key string) {
 // categoriesField is rootField for the categories list: its filter and
 // page decide the list it reads and how many calls that takes.
 func categoriesField(name string, args map[string]any) (cost int, key string) {
-	var f loader.CategoryFilter
+	var f planner.CategoryFilter
 	if id, ok := args["parentId"].(string); ok {
 		canon, err := restclient.CanonicalID("parentId", id)
 		if err != nil {

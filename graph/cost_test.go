@@ -7,7 +7,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/executor"
 
-	"suregql/graph/loader"
+	"suregql/planner"
 	"suregql/paging"
 )
 
@@ -17,9 +17,9 @@ const (
 )
 
 func TestRootFieldCost(t *testing.T) {
-	all := loader.CategoryFilter{}.List()
-	income := loader.CategoryFilter{Classification: "income"}.List()
-	children := loader.CategoryFilter{ParentID: validID}.List()
+	all := planner.CategoryFilter{}.List()
+	income := planner.CategoryFilter{Classification: "income"}.List()
+	children := planner.CategoryFilter{ParentID: validID}.List()
 	for _, tc := range []struct {
 		name  string
 		field string

@@ -12,7 +12,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
-	"suregql/graph/loader"
+	"suregql/planner"
 	"suregql/paging"
 	"suregql/restclient"
 )
@@ -144,7 +144,7 @@ func present(err error) (string, map[string]any) {
 		unavail *restclient.UnavailableError
 		argErr  *paging.ArgumentError
 		nf      *notFound
-		tooMuch *loader.TooExpensiveError
+		tooMuch *planner.TooExpensiveError
 		unknown *outcomeUnknownError
 	)
 	switch {
@@ -156,7 +156,7 @@ func present(err error) (string, map[string]any) {
 		}
 	case errors.As(err, &nf):
 		return err.Error(), code(CodeNotFound)
-	case errors.Is(err, loader.ErrNoAPIKey), errors.Is(err, loader.ErrBadAPIKey):
+	case errors.Is(err, planner.ErrNoAPIKey), errors.Is(err, planner.ErrBadAPIKey):
 		return err.Error(), code(CodeUnauthenticated)
 	case errors.As(err, &bad):
 		return err.Error(), code(CodeBadUserInput)

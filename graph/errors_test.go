@@ -16,7 +16,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
-	"suregql/graph/loader"
+	"suregql/planner"
 	"suregql/paging"
 	"suregql/restclient"
 )
@@ -186,26 +186,26 @@ func TestErrorPresenter(t *testing.T) {
 		},
 		{
 			name:    "over the call budget",
-			err:     &loader.TooExpensiveError{Budget: 5, Spent: 3, Planned: 7},
-			wantMsg: (&loader.TooExpensiveError{Budget: 5, Spent: 3, Planned: 7}).Error(),
+			err:     &planner.TooExpensiveError{Budget: 5, Spent: 3, Planned: 7},
+			wantMsg: (&planner.TooExpensiveError{Budget: 5, Spent: 3, Planned: 7}).Error(),
 			wantExt: map[string]any{"code": CodeQueryTooExpensive, "budget": 5, "planned": 7, "spent": 3},
 		},
 		{
 			name:    "over the call budget, refused by the client's gate",
-			err:     &restclient.GateError{Err: &loader.TooExpensiveError{Budget: 2, Spent: 2, Planned: 1}},
-			wantMsg: (&loader.TooExpensiveError{Budget: 2, Spent: 2, Planned: 1}).Error(),
+			err:     &restclient.GateError{Err: &planner.TooExpensiveError{Budget: 2, Spent: 2, Planned: 1}},
+			wantMsg: (&planner.TooExpensiveError{Budget: 2, Spent: 2, Planned: 1}).Error(),
 			wantExt: map[string]any{"code": CodeQueryTooExpensive, "budget": 2, "planned": 1, "spent": 2},
 		},
 		{
 			name:    "no API key",
-			err:     loader.ErrNoAPIKey,
-			wantMsg: loader.ErrNoAPIKey.Error(),
+			err:     planner.ErrNoAPIKey,
+			wantMsg: planner.ErrNoAPIKey.Error(),
 			wantExt: map[string]any{"code": CodeUnauthenticated},
 		},
 		{
 			name:    "unusable API key",
-			err:     loader.ErrBadAPIKey,
-			wantMsg: loader.ErrBadAPIKey.Error(),
+			err:     planner.ErrBadAPIKey,
+			wantMsg: planner.ErrBadAPIKey.Error(),
 			wantExt: map[string]any{"code": CodeUnauthenticated},
 		},
 		{
@@ -279,7 +279,7 @@ func TestErrorPresenter_DirectCall(t *testing.T) {
 	}{
 		{"rate limited", &restclient.RateLimitError{RetryAfter: time.Second}, CodeRateLimited},
 		{"unknown", errors.New(secretKey), CodeInternal},
-		{"no key", loader.ErrNoAPIKey, CodeUnauthenticated},
+		{"no key", planner.ErrNoAPIKey, CodeUnauthenticated},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := present(context.Background(), tc.err)

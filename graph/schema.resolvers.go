@@ -8,7 +8,7 @@ package graph
 import (
 	"context"
 	"strings"
-	"suregql/graph/loader"
+	"suregql/planner"
 	"suregql/graph/model"
 	"suregql/paging"
 	"suregql/restclient"
@@ -26,7 +26,7 @@ func (r *categoryResolver) Parent(ctx context.Context, obj *model.Category) (*mo
 	if wantsOnly(graphql.CollectFieldsCtx(ctx, nil), "id", "name") {
 		return &model.Category{ID: obj.ParentID, Name: obj.ParentName}, nil
 	}
-	l, err := loader.For(ctx)
+	l, err := planner.For(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -50,7 +50,7 @@ func (r *chatResolver) LastMessageAt(ctx context.Context, obj *model.Chat) (*tim
 	}
 	// A show answer with more than one page of messages: the newest is on
 	// the last page.
-	l, err := loader.For(ctx)
+	l, err := planner.For(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +69,7 @@ func (r *mutationResolver) CreateChat(ctx context.Context, input model.CreateCha
 		out.UserErrors = append(out.UserErrors, blankTitle())
 		return out, nil
 	}
-	l, err := loader.For(ctx)
+	l, err := planner.For(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +103,7 @@ func (r *mutationResolver) UpdateChat(ctx context.Context, input model.UpdateCha
 	if len(out.UserErrors) > 0 {
 		return out, nil
 	}
-	l, err := loader.For(ctx)
+	l, err := planner.For(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +117,7 @@ func (r *mutationResolver) UpdateChat(ctx context.Context, input model.UpdateCha
 
 // Categories is the resolver for the categories field.
 func (r *queryResolver) Categories(ctx context.Context, first *int, after *string, last *int, before *string, classification *model.CategoryClassification, rootsOnly *bool, parentID *string) (*model.CategoryConnection, error) {
-	var f loader.CategoryFilter
+	var f planner.CategoryFilter
 	if classification != nil {
 		f.Classification = classificationToREST(*classification)
 	}
@@ -143,7 +143,7 @@ func (r *queryResolver) Categories(ctx context.Context, first *int, after *strin
 	}
 	// Look-ahead: the tree may come cheaper from one read of the family;
 	// and the subcategories of the whole page are planned together.
-	l, err := loader.For(ctx)
+	l, err := planner.For(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +152,7 @@ func (r *queryResolver) Categories(ctx context.Context, first *int, after *strin
 	if err != nil {
 		return nil, err
 	}
-	keys := make([]loader.ParentKey, 0, len(conn.Nodes))
+	keys := make([]planner.ParentKey, 0, len(conn.Nodes))
 	for _, n := range conn.Nodes {
 		keys = append(keys, parentKey(n))
 	}
@@ -166,7 +166,7 @@ func (r *queryResolver) Category(ctx context.Context, id string) (*model.Categor
 	if err != nil {
 		return nil, err
 	}
-	l, err := loader.For(ctx)
+	l, err := planner.For(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -188,7 +188,7 @@ func (r *queryResolver) Chat(ctx context.Context, id string) (*model.Chat, error
 	if err != nil {
 		return nil, err
 	}
-	l, err := loader.For(ctx)
+	l, err := planner.For(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -205,7 +205,7 @@ func (r *queryResolver) Import(ctx context.Context, id string) (*model.Import, e
 	if err != nil {
 		return nil, err
 	}
-	l, err := loader.For(ctx)
+	l, err := planner.For(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -218,7 +218,7 @@ func (r *queryResolver) Import(ctx context.Context, id string) (*model.Import, e
 
 // RateLimit is the resolver for the rateLimit field.
 func (r *queryResolver) RateLimit(ctx context.Context) (*model.RateLimit, error) {
-	l, err := loader.For(ctx)
+	l, err := planner.For(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -3,9 +3,9 @@
 // operation, the by-id category loader primed by every list answer, and the
 // call meter behind extensions.upstream.
 //
-// A *Loaders is made for each GraphQL request by Middleware and read with
+// A *Planner is made for each GraphQL request by Middleware and read with
 // For; nothing in it outlives the request or is shared between API keys.
-package loader
+package planner
 
 import (
 	"context"
@@ -98,8 +98,8 @@ func (s *Shared) forgetKey(apiKey string) {
 	}
 }
 
-// Loaders is the data layer of one GraphQL request.
-type Loaders struct {
+// Planner is the data layer of one GraphQL request.
+type Planner struct {
 	shared *Shared
 	apiKey string
 	keyErr error
@@ -128,8 +128,8 @@ type Loaders struct {
 const batchWait = time.Millisecond
 
 // New returns the data layer for one request made with apiKey.
-func New(shared *Shared, apiKey string) *Loaders {
-	l := &Loaders{shared: shared, apiKey: apiKey, keyErr: checkKey(apiKey)}
+func New(shared *Shared, apiKey string) *Planner {
+	l := &Planner{shared: shared, apiKey: apiKey, keyErr: checkKey(apiKey)}
 	var cache, coalescer restclient.Fetcher
 	if shared.Cache != nil {
 		cache = shared.Cache
@@ -155,30 +155,30 @@ func New(shared *Shared, apiKey string) *Loaders {
 	return l
 }
 
-// Middleware makes a *Loaders for every request from its X-Api-Key header.
+// Middleware makes a *Planner for every request from its X-Api-Key header.
 // Only that header is read: an Authorization header is never forwarded.
 func Middleware(shared *Shared, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		l := New(shared, r.Header.Get("X-Api-Key"))
-		next.ServeHTTP(w, r.WithContext(WithLoaders(r.Context(), l)))
+		next.ServeHTTP(w, r.WithContext(WithPlanner(r.Context(), l)))
 	})
 }
 
-// WithLoaders returns ctx carrying l.
-func WithLoaders(ctx context.Context, l *Loaders) context.Context {
+// WithPlanner returns ctx carrying l.
+func WithPlanner(ctx context.Context, l *Planner) context.Context {
 	return context.WithValue(ctx, ctxKey{}, l)
 }
 
-// From returns the request's Loaders, or nil outside a request.
-func From(ctx context.Context) *Loaders {
-	l, _ := ctx.Value(ctxKey{}).(*Loaders)
+// From returns the request's Planner, or nil outside a request.
+func From(ctx context.Context) *Planner {
+	l, _ := ctx.Value(ctxKey{}).(*Planner)
 	return l
 }
 
-// For returns the request's Loaders, or ErrNoAPIKey / ErrBadAPIKey when
+// For returns the request's Planner, or ErrNoAPIKey / ErrBadAPIKey when
 // the caller cannot be passed upstream. Resolvers call it before any
 // upstream call, so a request without a key costs none.
-func For(ctx context.Context) (*Loaders, error) {
+func For(ctx context.Context) (*Planner, error) {
 	l := From(ctx)
 	if l == nil {
 		return nil, ErrNoAPIKey
@@ -190,18 +190,18 @@ func For(ctx context.Context) (*Loaders, error) {
 }
 
 // KeyError returns why the request's key cannot be used, or nil.
-func (l *Loaders) KeyError() error { return l.keyErr }
+func (l *Planner) KeyError() error { return l.keyErr }
 
 // Client returns the caller's upstream client: keyed, counted and memoized.
-func (l *Loaders) Client() *restclient.Client { return l.client }
+func (l *Planner) Client() *restclient.Client { return l.client }
 
 // Calls returns how many requests this operation sent upstream so far
 // (retries included): every request passes the gate once.
-func (l *Loaders) Calls() int { return int(l.sends.Load()) }
+func (l *Planner) Calls() int { return int(l.sends.Load()) }
 
 // RateLimit returns the last rate-limit headers seen for this key, in this
 // operation or an earlier one, or nil.
-func (l *Loaders) RateLimit() *restclient.RateLimit {
+func (l *Planner) RateLimit() *restclient.RateLimit {
 	l.mu.Lock()
 	rl := l.rateLimit
 	l.mu.Unlock()
@@ -219,13 +219,13 @@ func (l *Loaders) RateLimit() *restclient.RateLimit {
 // RefusedOutOfQuota reports whether a request of this operation was
 // refused locally (RATE_LIMITED, no call) because the key is known to be
 // out of quota.
-func (l *Loaders) RefusedOutOfQuota() bool { return l.refusedOutOfQuota.Load() }
+func (l *Planner) RefusedOutOfQuota() bool { return l.refusedOutOfQuota.Load() }
 
 // observe is told of every request sent upstream, retries included; ctx
 // is the one the call was sent with, so the WARN line of a failed call
 // carries the request's id (for a GET shared with other requests in
 // flight, the id of the request that sent it).
-func (l *Loaders) observe(ctx context.Context, c restclient.Call) {
+func (l *Planner) observe(ctx context.Context, c restclient.Call) {
 	if l.shared.Meter != nil {
 		l.shared.Meter.UpstreamCall(c)
 	}
@@ -296,7 +296,7 @@ func failureCause(err error) string {
 // err: unless the upstream certainly refused it (a 4xx, or nothing was
 // sent), chat answers of this operation and in the shared cache for this
 // key are forgotten, so that the key's next read sees the write.
-func (l *Loaders) ChatsWritten(err error) {
+func (l *Planner) ChatsWritten(err error) {
 	var (
 		api  *restclient.APIError
 		gate *restclient.GateError
@@ -336,7 +336,7 @@ const standardLimit = 100
 // quarter of the key's hourly limit (as last reported, or the standard
 // tier's until an answer tells it), and never more than MaxCalls. 0 means
 // no cap.
-func (l *Loaders) Budget() int {
+func (l *Planner) Budget() int {
 	ceiling := l.shared.MaxCalls
 	if ceiling <= 0 {
 		return 0
@@ -351,7 +351,7 @@ func (l *Loaders) Budget() int {
 // Affordable returns a *TooExpensiveError when n more calls would take the
 // operation past its budget. Planners ask before sending a batch, so that a
 // batch is sent whole or not at all.
-func (l *Loaders) Affordable(n int) error {
+func (l *Planner) Affordable(n int) error {
 	max := l.Budget()
 	if max <= 0 || n <= 0 {
 		return nil
@@ -366,7 +366,7 @@ func (l *Loaders) Affordable(n int) error {
 // (the upstream would answer 429 and count nothing useful) or a first
 // attempt would pass the operation's budget: the hard cap behind
 // Affordable. Retries are counted as calls but do not spend the budget.
-func (l *Loaders) gate(method, path string, attempt int) error {
+func (l *Planner) gate(method, path string, attempt int) error {
 	if l.shared.RateLimits != nil {
 		if wait, out := l.shared.RateLimits.Exhausted(l.apiKey, l.shared.now()); out {
 			l.refusedOutOfQuota.Store(true)
@@ -395,19 +395,19 @@ func (l *Loaders) gate(method, path string, attempt int) error {
 
 // Category returns one category by id, from this operation's answers when
 // any of them held it, or with one GET.
-func (l *Loaders) Category(ctx context.Context, id string) (*restclient.Category, error) {
+func (l *Planner) Category(ctx context.Context, id string) (*restclient.Category, error) {
 	return l.categoryByID.Load(ctx, id)
 }
 
 // PrimeCategories remembers categories from a list or show answer, so that
 // later lookups by id (and of parents) cost nothing.
-func (l *Loaders) PrimeCategories(cats []restclient.Category) {
+func (l *Planner) PrimeCategories(cats []restclient.Category) {
 	for i := range cats {
 		l.prime(&cats[i])
 	}
 }
 
-func (l *Loaders) prime(c *restclient.Category) {
+func (l *Planner) prime(c *restclient.Category) {
 	l.categoryByID.Prime(c.ID, c)
 	if c.Parent == nil {
 		l.parentByID.Prime(c.ID, c)
@@ -419,13 +419,13 @@ func (l *Loaders) prime(c *restclient.Category) {
 // known to be larger, the family's first page is read first: one call that
 // may answer every id (and their parents). Ids it does not hold cost one
 // GET each, in parallel.
-func (l *Loaders) fetchCategories(ctx context.Context, ids []string) ([]*restclient.Category, []error) {
+func (l *Planner) fetchCategories(ctx context.Context, ids []string) ([]*restclient.Category, []error) {
 	return l.lookUp(ctx, ids, l.client.GetCategory)
 }
 
 // lookUp answers ids from the family's first page where it can (see
 // fromFamilyFirstPage), and the others with one, in parallel.
-func (l *Loaders) lookUp(ctx context.Context, ids []string, one func(context.Context, string) (*restclient.Category, error)) ([]*restclient.Category, []error) {
+func (l *Planner) lookUp(ctx context.Context, ids []string, one func(context.Context, string) (*restclient.Category, error)) ([]*restclient.Category, []error) {
 	out := make([]*restclient.Category, len(ids))
 	errs := make([]error, len(ids))
 	if len(ids) >= 2 {
@@ -457,7 +457,7 @@ func recoverInto(err *error) {
 // holds, when the family is likely to fit that page and the budget allows
 // the call. When the page holds the whole family, the other ids are not
 // found, without a call each.
-func (l *Loaders) fromFamilyFirstPage(ctx context.Context, ids []string, out []*restclient.Category, errs []error) {
+func (l *Planner) fromFamilyFirstPage(ctx context.Context, ids []string, out []*restclient.Category, errs []error) {
 	if !l.familyLikelySmall() || l.Affordable(1) != nil {
 		return
 	}
@@ -486,7 +486,7 @@ func (l *Loaders) fromFamilyFirstPage(ctx context.Context, ids []string, out []*
 
 // familyLikelySmall reports whether the caller's family is not known to
 // exceed one page of 100 categories.
-func (l *Loaders) familyLikelySmall() bool {
+func (l *Planner) familyLikelySmall() bool {
 	n, ok := l.familySize("")
 	return !ok || n <= familyPerPage
 }
@@ -495,7 +495,7 @@ func (l *Loaders) familyLikelySmall() bool {
 // classification of it, when last seen: a planning hint, possibly from an
 // earlier operation. A classification not seen yet takes the whole
 // family's size (a slice of a large family is taken to be large too).
-func (l *Loaders) familySize(class string) (int, bool) {
+func (l *Planner) familySize(class string) (int, bool) {
 	if l.shared.FamilySizes == nil {
 		return 0, false
 	}

@@ -1,4 +1,4 @@
-package loader
+package planner
 
 import (
 	"context"
@@ -38,7 +38,7 @@ func FamilyPages(n int) int { return max(1, (n+familyPerPage-1)/familyPerPage) }
 // familyFirstPage reads page 1 of the family (or of one classification):
 // one call, memoized for the operation, that tells the family's size and
 // may hold all of it.
-func (l *Loaders) familyFirstPage(ctx context.Context, class string) (*restclient.CategoryPage, error) {
+func (l *Planner) familyFirstPage(ctx context.Context, class string) (*restclient.CategoryPage, error) {
 	if p := l.heldFirstPage(class); p != nil {
 		return p, nil // already decoded and primed
 	}
@@ -58,7 +58,7 @@ func (l *Loaders) familyFirstPage(ctx context.Context, class string) (*restclien
 
 // heldFirstPage returns the family's (or a classification's) first page
 // when this operation has read it, or nil. It never calls.
-func (l *Loaders) heldFirstPage(class string) *restclient.CategoryPage {
+func (l *Planner) heldFirstPage(class string) *restclient.CategoryPage {
 	l.family.mu.Lock()
 	defer l.family.mu.Unlock()
 	return l.family.first[class]
@@ -66,7 +66,7 @@ func (l *Loaders) heldFirstPage(class string) *restclient.CategoryPage {
 
 // snapshot returns the complete, ordered categories of class when this
 // operation has read them (or the whole family), or nil. It never calls.
-func (l *Loaders) snapshot(class string) []*restclient.Category {
+func (l *Planner) snapshot(class string) []*restclient.Category {
 	l.family.mu.Lock()
 	defer l.family.mu.Unlock()
 	if e := l.family.m[class]; e != nil && isDone(e.done) && e.err == nil {
@@ -90,7 +90,7 @@ func (l *Loaders) snapshot(class string) []*restclient.Category {
 // awaitFamily waits for a read of class (or of the whole family) that
 // another planner of this operation has started, and returns its list
 // filtered to class; nil when none is in flight or it failed.
-func (l *Loaders) awaitFamily(ctx context.Context, class string) []*restclient.Category {
+func (l *Planner) awaitFamily(ctx context.Context, class string) []*restclient.Category {
 	l.family.mu.Lock()
 	e := l.family.m[class]
 	if e == nil {
@@ -120,7 +120,7 @@ func isDone(ch chan struct{}) bool {
 // readFamily reads every category of class, once per operation: page 1,
 // then the other pages in parallel, after checking that they fit the
 // budget. Concurrent callers share the read.
-func (l *Loaders) readFamily(ctx context.Context, class string) ([]*restclient.Category, error) {
+func (l *Planner) readFamily(ctx context.Context, class string) ([]*restclient.Category, error) {
 	l.family.mu.Lock()
 	e, ok := l.family.m[class]
 	if !ok {
@@ -149,7 +149,7 @@ func (l *Loaders) readFamily(ctx context.Context, class string) ([]*restclient.C
 	return e.list, e.err
 }
 
-func (l *Loaders) readFamilyPages(ctx context.Context, class string) ([]*restclient.Category, error) {
+func (l *Planner) readFamilyPages(ctx context.Context, class string) ([]*restclient.Category, error) {
 	first, err := l.familyFirstPage(ctx, class)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package loader
+package planner
 
 import (
 	"context"
@@ -26,7 +26,7 @@ const MaxBatchedChildren = restclient.MaxPerPage
 // category a list registered with ExpectChildren are planned together, the
 // first time any of them is asked for, so that one operation always gets
 // the same plan; others are batched by the dataloader.
-func (l *Loaders) Children(ctx context.Context, p ParentKey) ([]*restclient.Category, error) {
+func (l *Planner) Children(ctx context.Context, p ParentKey) ([]*restclient.Category, error) {
 	if all := l.snapshot(p.Classification); all != nil {
 		return filterList(all, CategoryFilter{ParentID: p.ID}), nil
 	}
@@ -35,7 +35,7 @@ func (l *Loaders) Children(ctx context.Context, p ParentKey) ([]*restclient.Cate
 
 // ExpectChildren registers the categories of a list whose subcategories
 // the operation will ask for (roots with 1..MaxBatchedChildren of them).
-func (l *Loaders) ExpectChildren(keys []ParentKey) {
+func (l *Planner) ExpectChildren(keys []ParentKey) {
 	l.kids.mu.Lock()
 	defer l.kids.mu.Unlock()
 	for _, k := range keys {
@@ -61,7 +61,7 @@ type childEntry struct {
 // planChildren is the dataloader's batch function: it claims the batch's
 // parents and every registered one not yet planned, plans those together,
 // and waits for the others (planned by a concurrent batch).
-func (l *Loaders) planChildren(ctx context.Context, keys []ParentKey) ([][]*restclient.Category, []error) {
+func (l *Planner) planChildren(ctx context.Context, keys []ParentKey) ([][]*restclient.Category, []error) {
 	var owned []ParentKey
 	var mine []*childEntry
 	l.kids.mu.Lock()
@@ -130,7 +130,7 @@ func (l *Loaders) planChildren(ctx context.Context, keys []ParentKey) ([][]*rest
 // read of the family that fails is reported for the parents it was to
 // answer: falling back to one list per parent would multiply the calls
 // sent to an upstream that is failing, or to a key out of quota.
-func (l *Loaders) planParents(ctx context.Context, keys []ParentKey) ([][]*restclient.Category, []error) {
+func (l *Planner) planParents(ctx context.Context, keys []ParentKey) ([][]*restclient.Category, []error) {
 	p := newChildPlan(keys)
 	l.answerFromHand(ctx, p)
 	if !p.done() {
@@ -220,7 +220,7 @@ func (p *childPlan) refuseAll(err error) {
 // answerFromHand answers, at no call, from a family read this operation
 // completed or has in flight (the list's look-ahead), else from the first
 // pages it holds.
-func (l *Loaders) answerFromHand(ctx context.Context, p *childPlan) {
+func (l *Planner) answerFromHand(ctx context.Context, p *childPlan) {
 	if all := l.snapshot(p.class); all != nil {
 		p.answerFrom(all, true)
 		return
@@ -240,7 +240,7 @@ func (l *Loaders) answerFromHand(ctx context.Context, p *childPlan) {
 // cheaper than one list per parent left, then the rest of it only while
 // still cheaper and affordable. It returns the error of a read that
 // failed.
-func (l *Loaders) answerViaFamily(ctx context.Context, p *childPlan) error {
+func (l *Planner) answerViaFamily(ctx context.Context, p *childPlan) error {
 	need := p.need
 	if size, ok := l.familySize(p.class); ok {
 		need = max(need, size) // a planning hint from an earlier operation
@@ -267,7 +267,7 @@ func (l *Loaders) answerViaFamily(ctx context.Context, p *childPlan) error {
 
 // answerPerParent sends one filtered list per parent left, in parallel,
 // only if all of them fit the budget.
-func (l *Loaders) answerPerParent(ctx context.Context, p *childPlan) {
+func (l *Planner) answerPerParent(ctx context.Context, p *childPlan) {
 	if err := l.Affordable(len(p.pending)); err != nil {
 		p.refuseAll(err)
 		return
@@ -282,7 +282,7 @@ func (l *Loaders) answerPerParent(ctx context.Context, p *childPlan) {
 
 // childrenOf reads one root's subcategories with a filtered list: one page
 // of up to 100, and the rest when the server's page held fewer.
-func (l *Loaders) childrenOf(ctx context.Context, parentID string) (list []*restclient.Category, err error) {
+func (l *Planner) childrenOf(ctx context.Context, parentID string) (list []*restclient.Category, err error) {
 	defer recoverInto(&err)
 	page, err := l.client.ListCategories(ctx, restclient.ListCategoriesOptions{
 		Page: 1, PerPage: MaxBatchedChildren, ParentID: parentID,
@@ -318,12 +318,12 @@ func nonNil(s []*restclient.Category) []*restclient.Category {
 // family is likely to fit one page, its first page (one call, shared with
 // any other reader of it in this operation) answers them all; otherwise
 // each costs a by-id lookup, deduplicated with every other lookup.
-func (l *Loaders) fetchParents(ctx context.Context, ids []string) ([]*restclient.Category, []error) {
+func (l *Planner) fetchParents(ctx context.Context, ids []string) ([]*restclient.Category, []error) {
 	return l.lookUp(ctx, ids, l.categoryByID.Load)
 }
 
 // Parent returns a category's parent (a root), batched with the other
 // parents this operation needs.
-func (l *Loaders) Parent(ctx context.Context, id string) (*restclient.Category, error) {
+func (l *Planner) Parent(ctx context.Context, id string) (*restclient.Category, error) {
 	return l.parentByID.Load(ctx, id)
 }

@@ -1,4 +1,4 @@
-package loader
+package planner
 
 import (
 	"context"
@@ -27,14 +27,14 @@ func (f CategoryFilter) List() string {
 // Categories answers a window of a category list: from memory when this
 // operation has read the family, otherwise with the fewest upstream pages.
 // Every category seen primes the by-id loaders.
-func (l *Loaders) Categories(ctx context.Context, f CategoryFilter, r paging.Request) (paging.Result[*restclient.Category], error) {
+func (l *Planner) Categories(ctx context.Context, f CategoryFilter, r paging.Request) (paging.Result[*restclient.Category], error) {
 	if all := l.snapshot(f.Classification); all != nil {
 		return paging.Slice(r, filterList(all, f)), nil
 	}
 	return paging.Load(ctx, r, l.categorySource(f))
 }
 
-func (l *Loaders) categorySource(f CategoryFilter) paging.Source[*restclient.Category] {
+func (l *Planner) categorySource(f CategoryFilter) paging.Source[*restclient.Category] {
 	return paging.Source[*restclient.Category]{
 		MaxPerPage: restclient.MaxPerPage,
 		Afford:     l.Affordable,
@@ -70,7 +70,7 @@ func (l *Loaders) categorySource(f CategoryFilter) paging.Source[*restclient.Cat
 // When an earlier operation showed the family too large for that, and the
 // window does not start at the list's beginning (where the first page would
 // still hold the subcategories of the first roots), no probe is sent.
-func (l *Loaders) PrefetchFamily(ctx context.Context, class string, windowSize int, fromStart bool) {
+func (l *Planner) PrefetchFamily(ctx context.Context, class string, windowSize int, fromStart bool) {
 	if windowSize == 0 || l.snapshot(class) != nil || l.Affordable(1) != nil {
 		return
 	}
