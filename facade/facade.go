@@ -23,9 +23,9 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"suregql/graph"
-	"suregql/planner"
 	"suregql/graphiql"
 	"suregql/metrics"
+	"suregql/planner"
 	"suregql/querylimit"
 	"suregql/requestid"
 	"suregql/restcache"

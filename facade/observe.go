@@ -12,8 +12,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"suregql/graph"
-	"suregql/planner"
 	"suregql/metrics"
+	"suregql/planner"
 	"suregql/querylimit"
 )
 

@@ -5,9 +5,9 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 
-	"suregql/planner"
 	"suregql/graph/model"
 	"suregql/paging"
+	"suregql/planner"
 	"suregql/restclient"
 )
 

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"suregql/planner"
 	"suregql/graph/model"
 	"suregql/paging"
+	"suregql/planner"
 	"suregql/restclient"
 )
 

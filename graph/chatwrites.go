@@ -5,8 +5,8 @@ import (
 	"errors"
 	"time"
 
-	"suregql/planner"
 	"suregql/graph/model"
+	"suregql/planner"
 	"suregql/restclient"
 )
 

@@ -8,8 +8,8 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 
-	"suregql/planner"
 	"suregql/paging"
+	"suregql/planner"
 	"suregql/restclient"
 )
 

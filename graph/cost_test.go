@@ -7,8 +7,8 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/executor"
 
-	"suregql/planner"
 	"suregql/paging"
+	"suregql/planner"
 )
 
 const (

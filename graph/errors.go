@@ -12,8 +12,8 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
-	"suregql/planner"
 	"suregql/paging"
+	"suregql/planner"
 	"suregql/restclient"
 )
 

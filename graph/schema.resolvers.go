@@ -8,9 +8,9 @@ package graph
 import (
 	"context"
 	"strings"
-	"suregql/planner"
 	"suregql/graph/model"
 	"suregql/paging"
+	"suregql/planner"
 	"suregql/restclient"
 	"time"
 

@@ -13,8 +13,8 @@ import (
 	"testing/synctest"
 	"time"
 
-	"suregql/planner"
 	"suregql/paging"
+	"suregql/planner"
 	"suregql/restcache"
 	"suregql/restclient"
 	"suregql/restclienttest"
