@@ -142,7 +142,7 @@ func New(cfg Config) http.Handler {
 	// Every line logged with a request's context names the request.
 	log = slog.New(requestid.LogHandler(log.Handler()))
 	srv := handler.New(graph.NewExecutableSchema(graph.Config{
-		Resolvers:  &graph.Resolver{Log: log},
+		Resolvers:  &graph.Resolver{},
 		Complexity: graph.Complexity(),
 	}))
 	srv.AddTransport(transport.Options{})
@@ -525,7 +525,7 @@ func refuseTooExpensive(refuse refuseFunc, maxCalls int) graphql.OperationMiddle
 		if budget <= 0 {
 			return next(ctx)
 		}
-		if planned := graph.RootCost(graphql.GetOperationContext(ctx)); planned > budget {
+		if planned := graph.RootCost(ctx, graphql.GetOperationContext(ctx)); planned > budget {
 			err := gqlerror.Errorf("this operation needs at least %d upstream calls before its nested fields; the budget is %d", planned, budget)
 			err.Extensions = map[string]any{"code": graph.CodeQueryTooExpensive, "budget": budget, "planned": planned}
 			return refuse(ctx, err)

@@ -59,23 +59,6 @@ func echo(v string) string {
 	return fmt.Sprintf("%q… (%d bytes)", v[:cut], len(v))
 }
 
-// outcomeUnknownError is a write whose answer was lost after it was sent.
-type outcomeUnknownError struct {
-	action  string // "created", "renamed"
-	checked bool   // one read looked for the write's effect and did not find it
-	cause   error
-}
-
-func (e *outcomeUnknownError) Error() string {
-	msg := fmt.Sprintf("the Sure server did not answer the write, which may still have been applied: the chat may have been %s", e.action)
-	if e.checked {
-		msg += "; it was not visible when checked right after"
-	}
-	return msg + ". Check the chats before sending it again, or it may be applied twice"
-}
-
-func (e *outcomeUnknownError) Unwrap() error { return e.cause }
-
 // badInput is an argument the caller must fix; it never reaches upstream.
 type badInput struct {
 	arg string
@@ -143,13 +126,13 @@ func present(err error) (string, map[string]any) {
 		api     *restclient.APIError
 		unavail *restclient.UnavailableError
 		argErr  *paging.ArgumentError
-		nf      *notFound
+		nf      *planner.NotFoundError
 		tooMuch *planner.TooExpensiveError
-		unknown *outcomeUnknownError
+		unknown *planner.OutcomeUnknownError
 	)
 	switch {
 	case errors.As(err, &unknown):
-		return unknown.Error(), map[string]any{"code": CodeUpstreamOutcomeUnknown, "checked": unknown.checked}
+		return unknown.Error(), map[string]any{"code": CodeUpstreamOutcomeUnknown, "checked": unknown.Checked}
 	case errors.As(err, &tooMuch):
 		return tooMuch.Error(), map[string]any{
 			"code": CodeQueryTooExpensive, "budget": tooMuch.Budget, "planned": tooMuch.Planned, "spent": tooMuch.Spent,
@@ -231,19 +214,3 @@ func presentAPIError(api *restclient.APIError) (string, map[string]any) {
 }
 
 func code(c string) map[string]any { return map[string]any{"code": c} }
-
-// notFound is an upstream 404 for a named resource.
-type notFound struct {
-	kind, id string
-}
-
-func (e *notFound) Error() string { return fmt.Sprintf("%s %s not found", e.kind, e.id) }
-
-// asNotFound turns an upstream 404 into a *notFound naming what was
-// looked up; other errors pass unchanged.
-func asNotFound(err error, kind, id string) error {
-	if restclient.IsNotFound(err) {
-		return &notFound{kind: kind, id: id}
-	}
-	return err
-}

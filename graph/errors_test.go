@@ -89,8 +89,8 @@ func TestErrorPresenter(t *testing.T) {
 			wantExt: map[string]any{"code": CodeNotFound},
 		},
 		{
-			name:    "404 named by the resolver",
-			err:     asNotFound(apiErr(http.StatusNotFound, "not_found", "Category not found"), "category", validID),
+			name:    "404 named by the planner",
+			err:     &planner.NotFoundError{Kind: "category", ID: validID},
 			wantMsg: "category " + validID + " not found",
 			wantExt: map[string]any{"code": CodeNotFound},
 		},
@@ -150,7 +150,7 @@ func TestErrorPresenter(t *testing.T) {
 		},
 		{
 			name:    "write whose answer was lost",
-			err:     &outcomeUnknownError{action: "created", checked: true, cause: &restclient.UnavailableError{Op: op, Err: context.DeadlineExceeded}},
+			err:     &planner.OutcomeUnknownError{Action: "created", Checked: true},
 			wantMsg: "the Sure server did not answer the write, which may still have been applied: the chat may have been created; it was not visible when checked right after. Check the chats before sending it again, or it may be applied twice",
 			wantExt: map[string]any{"code": CodeUpstreamOutcomeUnknown, "checked": true},
 		},

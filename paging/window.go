@@ -79,6 +79,14 @@ func (r Request) WithKnownTotal(total int) Request {
 	return r
 }
 
+// Size returns how many items the window asks for: first, last or the
+// default size.
+func (r Request) Size() int { return r.n }
+
+// FromStart reports whether the window starts at the list's beginning (no
+// after cursor, not counted from the end).
+func (r Request) FromStart() bool { return r.start == 0 && !r.fromEnd }
+
 // IsArgumentError reports whether err is the caller's fault: a bad
 // first/last or a bad cursor.
 func IsArgumentError(err error) bool {

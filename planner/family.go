@@ -2,8 +2,6 @@ package planner
 
 import (
 	"context"
-	"errors"
-	"sync"
 
 	"suregql/paging"
 	"suregql/restclient"
@@ -20,69 +18,46 @@ import (
 // honours, so the fewest pages.
 const familyPerPage = restclient.MaxPerPage
 
-type familyState struct {
-	mu    sync.Mutex
-	m     map[string]*familyEntry             // by classification ("" = whole family)
-	first map[string]*restclient.CategoryPage // first pages read, by classification
-}
-
-type familyEntry struct {
-	done chan struct{}
-	list []*restclient.Category
-	err  error
-}
-
 // FamilyPages returns how many per_page=100 pages hold n categories.
 func FamilyPages(n int) int { return max(1, (n+familyPerPage-1)/familyPerPage) }
 
 // familyFirstPage reads page 1 of the family (or of one classification):
-// one call, memoized for the operation, that tells the family's size and
-// may hold all of it.
+// one call, once per operation, that tells the family's size and may hold
+// all of it.
 func (l *Planner) familyFirstPage(ctx context.Context, class string) (*restclient.CategoryPage, error) {
-	if p := l.heldFirstPage(class); p != nil {
-		return p, nil // already decoded and primed
-	}
-	p, err := l.client.ListCategories(ctx, restclient.ListCategoriesOptions{Page: 1, PerPage: familyPerPage, Classification: class})
-	if err != nil {
-		return nil, err
-	}
-	l.PrimeCategories(p.Categories)
-	l.family.mu.Lock()
-	l.family.first[class] = p
-	l.family.mu.Unlock()
-	if l.shared.FamilySizes != nil {
-		l.shared.FamilySizes.Observe(l.apiKey, class, p.Pagination.TotalCount)
-	}
-	return p, nil
+	return l.firstPages.Do(ctx, class, func(ctx context.Context) (*restclient.CategoryPage, error) {
+		p, err := l.client.ListCategories(ctx, restclient.ListCategoriesOptions{Page: 1, PerPage: familyPerPage, Classification: class})
+		if err != nil {
+			return nil, err
+		}
+		l.PrimeCategories(p.Categories)
+		if l.shared.FamilySizes != nil {
+			l.shared.FamilySizes.Observe(l.apiKey, class, p.Pagination.TotalCount)
+		}
+		return p, nil
+	})
 }
 
 // heldFirstPage returns the family's (or a classification's) first page
 // when this operation has read it, or nil. It never calls.
 func (l *Planner) heldFirstPage(class string) *restclient.CategoryPage {
-	l.family.mu.Lock()
-	defer l.family.mu.Unlock()
-	return l.family.first[class]
+	if p, ok, err := l.firstPages.Done(class); ok && err == nil {
+		return p
+	}
+	return nil
 }
 
 // snapshot returns the complete, ordered categories of class when this
 // operation has read them (or the whole family), or nil. It never calls.
 func (l *Planner) snapshot(class string) []*restclient.Category {
-	l.family.mu.Lock()
-	defer l.family.mu.Unlock()
-	if e := l.family.m[class]; e != nil && isDone(e.done) && e.err == nil {
-		return e.list
+	if all, ok, err := l.families.Done(class); ok && err == nil {
+		return all
 	}
 	if class == "" {
 		return nil
 	}
-	if e := l.family.m[""]; e != nil && isDone(e.done) && e.err == nil {
-		var out []*restclient.Category
-		for _, c := range e.list {
-			if c.Classification == class {
-				out = append(out, c)
-			}
-		}
-		return out
+	if all, ok, err := l.families.Done(""); ok && err == nil {
+		return filterList(all, CategoryFilter{Classification: class})
 	}
 	return nil
 }
@@ -91,62 +66,23 @@ func (l *Planner) snapshot(class string) []*restclient.Category {
 // another planner of this operation has started, and returns its list
 // filtered to class; nil when none is in flight or it failed.
 func (l *Planner) awaitFamily(ctx context.Context, class string) []*restclient.Category {
-	l.family.mu.Lock()
-	e := l.family.m[class]
-	if e == nil {
-		e = l.family.m[""]
+	for _, c := range []string{class, ""} {
+		if _, ok, _ := l.families.Wait(ctx, c); ok {
+			return l.snapshot(class)
+		}
 	}
-	l.family.mu.Unlock()
-	if e == nil {
-		return nil
-	}
-	select {
-	case <-e.done:
-	case <-ctx.Done():
-		return nil
-	}
-	return l.snapshot(class)
-}
-
-func isDone(ch chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
+	return nil
 }
 
 // readFamily reads every category of class, once per operation: page 1,
 // then the other pages in parallel, after checking that they fit the
-// budget. Concurrent callers share the read.
+// budget. Concurrent callers share the read; a failed or refused read may
+// be tried again by a later planner (a refusal stays a refusal: the budget
+// only shrinks).
 func (l *Planner) readFamily(ctx context.Context, class string) ([]*restclient.Category, error) {
-	l.family.mu.Lock()
-	e, ok := l.family.m[class]
-	if !ok {
-		e = &familyEntry{done: make(chan struct{})}
-		l.family.m[class] = e
-	}
-	l.family.mu.Unlock()
-	if ok {
-		select {
-		case <-e.done:
-			return e.list, e.err
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-	defer close(e.done) // waiters must never hang, even on a panic
-	e.err = errors.New("loader: family read did not finish")
-	e.list, e.err = l.readFamilyPages(ctx, class)
-	if e.err != nil {
-		// A failed or refused read may be retried by a later planner (a
-		// refusal stays a refusal: the budget only shrinks).
-		l.family.mu.Lock()
-		delete(l.family.m, class)
-		l.family.mu.Unlock()
-	}
-	return e.list, e.err
+	return l.families.Do(ctx, class, func(ctx context.Context) ([]*restclient.Category, error) {
+		return l.readFamilyPages(ctx, class)
+	})
 }
 
 func (l *Planner) readFamilyPages(ctx context.Context, class string) ([]*restclient.Category, error) {
@@ -156,11 +92,7 @@ func (l *Planner) readFamilyPages(ctx context.Context, class string) ([]*restcli
 	}
 	total := first.Pagination.TotalCount
 	if total <= len(first.Categories) {
-		out := make([]*restclient.Category, len(first.Categories))
-		for i := range first.Categories {
-			out[i] = &first.Categories[i]
-		}
-		return out, nil
+		return pointers(first.Categories), nil
 	}
 	if err := l.Affordable(FamilyPages(total) - 1); err != nil {
 		return nil, err

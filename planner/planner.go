@@ -17,8 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/vikstrous/dataloadgen"
-
+	"suregql/flight"
 	"suregql/restcache"
 	"suregql/restclient"
 )
@@ -114,18 +113,12 @@ type Planner struct {
 	mu        sync.Mutex
 	rateLimit *restclient.RateLimit
 
-	categoryByID *dataloadgen.Loader[string, *restclient.Category]
-	parentByID   *dataloadgen.Loader[string, *restclient.Category]
-	children     *dataloadgen.Loader[ParentKey, []*restclient.Category]
-	kids         childrenState
-	family       familyState
+	known      knownCategories                               // every category an answer held
+	byID       *batcher[string, *restclient.Category]        // lookups by id (parents included)
+	kids       *batcher[ParentKey, []*restclient.Category]   // subcategory lists of roots
+	firstPages flight.Once[string, *restclient.CategoryPage] // family first pages, by classification
+	families   flight.Once[string, []*restclient.Category]   // whole family reads, by classification
 }
-
-// batchWait is how long a loader waits for more keys before planning a
-// batch. gqlgen resolves the nodes of a list concurrently, so the fields of
-// one list arrive within microseconds; the wait is generous so that a busy
-// machine still batches a whole list.
-const batchWait = time.Millisecond
 
 // New returns the data layer for one request made with apiKey.
 func New(shared *Shared, apiKey string) *Planner {
@@ -141,17 +134,9 @@ func New(shared *Shared, apiKey string) *Planner {
 	// coalescing with other requests in flight, then the network.
 	l.memo = newMemo(restcache.Chain(cache, coalescer))
 	l.client = shared.Upstream.WithAPIKey(apiKey).WithObserver(l.observe).WithGate(l.gate).WithFetcher(l.memo)
-	// The upstream has no batch-by-ids endpoint: a batch of ids is answered
-	// by the family's first page where it can (see lookUp), the rest by one
-	// GET per id, in parallel; lists prime the loaders so that most ids
-	// cost nothing.
-	l.categoryByID = dataloadgen.NewLoader(l.fetchCategories, dataloadgen.WithWait(batchWait))
-	l.parentByID = dataloadgen.NewLoader(l.fetchParents, dataloadgen.WithWait(batchWait))
-	l.children = dataloadgen.NewLoader(l.planChildren, dataloadgen.WithWait(batchWait))
-	l.family.m = map[string]*familyEntry{}
-	l.family.first = map[string]*restclient.CategoryPage{}
-	l.kids.entries = map[string]*childEntry{}
-	l.kids.expected = map[string]ParentKey{}
+	l.byID = newBatcher(l.lookUp)
+	l.kids = newBatcher(l.planParents)
+	l.families.RetryErrors = true
 	return l
 }
 
@@ -175,13 +160,17 @@ func From(ctx context.Context) *Planner {
 	return l
 }
 
+// ErrNoPlanner is returned by For when the request reached the resolvers
+// without passing Middleware: a wiring bug of the server, not the caller's.
+var ErrNoPlanner = errors.New("planner: the request carries no planner (is planner.Middleware installed?)")
+
 // For returns the request's Planner, or ErrNoAPIKey / ErrBadAPIKey when
 // the caller cannot be passed upstream. Resolvers call it before any
 // upstream call, so a request without a key costs none.
 func For(ctx context.Context) (*Planner, error) {
 	l := From(ctx)
 	if l == nil {
-		return nil, ErrNoAPIKey
+		return nil, ErrNoPlanner
 	}
 	if l.keyErr != nil {
 		return nil, l.keyErr
@@ -292,11 +281,11 @@ func failureCause(err error) string {
 	return "error"
 }
 
-// ChatsWritten records that this key sent a chat write that ended with
+// chatsWritten records that this key sent a chat write that ended with
 // err: unless the upstream certainly refused it (a 4xx, or nothing was
 // sent), chat answers of this operation and in the shared cache for this
 // key are forgotten, so that the key's next read sees the write.
-func (l *Planner) ChatsWritten(err error) {
+func (l *Planner) chatsWritten(err error) {
 	var (
 		api  *restclient.APIError
 		gate *restclient.GateError
@@ -391,118 +380,6 @@ func (l *Planner) gate(method, path string, attempt int) error {
 			return nil
 		}
 	}
-}
-
-// Category returns one category by id, from this operation's answers when
-// any of them held it, or with one GET.
-func (l *Planner) Category(ctx context.Context, id string) (*restclient.Category, error) {
-	return l.categoryByID.Load(ctx, id)
-}
-
-// PrimeCategories remembers categories from a list or show answer, so that
-// later lookups by id (and of parents) cost nothing.
-func (l *Planner) PrimeCategories(cats []restclient.Category) {
-	for i := range cats {
-		l.prime(&cats[i])
-	}
-}
-
-func (l *Planner) prime(c *restclient.Category) {
-	l.categoryByID.Prime(c.ID, c)
-	if c.Parent == nil {
-		l.parentByID.Prime(c.ID, c)
-	}
-}
-
-// fetchCategories looks several ids up at once. Most families fit one
-// page of 100, so when two or more ids are wanted and the family is not
-// known to be larger, the family's first page is read first: one call that
-// may answer every id (and their parents). Ids it does not hold cost one
-// GET each, in parallel.
-func (l *Planner) fetchCategories(ctx context.Context, ids []string) ([]*restclient.Category, []error) {
-	return l.lookUp(ctx, ids, l.client.GetCategory)
-}
-
-// lookUp answers ids from the family's first page where it can (see
-// fromFamilyFirstPage), and the others with one, in parallel.
-func (l *Planner) lookUp(ctx context.Context, ids []string, one func(context.Context, string) (*restclient.Category, error)) ([]*restclient.Category, []error) {
-	out := make([]*restclient.Category, len(ids))
-	errs := make([]error, len(ids))
-	if len(ids) >= 2 {
-		l.fromFamilyFirstPage(ctx, ids, out, errs)
-	}
-	var wg sync.WaitGroup
-	for i, id := range ids {
-		if out[i] == nil && errs[i] == nil {
-			wg.Go(func() {
-				defer recoverInto(&errs[i])
-				out[i], errs[i] = one(ctx, id)
-			})
-		}
-	}
-	wg.Wait()
-	return out, errs
-}
-
-// recoverInto turns a panic of a fan-out goroutine into an error: gqlgen
-// recovers panics only on a resolver's own goroutine, and any other would
-// end the process.
-func recoverInto(err *error) {
-	if v := recover(); v != nil {
-		*err = fmt.Errorf("loader: panic: %v", v)
-	}
-}
-
-// fromFamilyFirstPage fills out[i] for the ids the family's first page
-// holds, when the family is likely to fit that page and the budget allows
-// the call. When the page holds the whole family, the other ids are not
-// found, without a call each.
-func (l *Planner) fromFamilyFirstPage(ctx context.Context, ids []string, out []*restclient.Category, errs []error) {
-	if !l.familyLikelySmall() || l.Affordable(1) != nil {
-		return
-	}
-	first, err := l.familyFirstPage(ctx, "")
-	if err != nil {
-		// One GET per id instead would multiply the calls sent to a
-		// failing upstream (or a key out of quota): report the failure.
-		for i := range ids {
-			errs[i] = err
-		}
-		return
-	}
-	byID := make(map[string]*restclient.Category, len(first.Categories))
-	for i := range first.Categories {
-		byID[first.Categories[i].ID] = &first.Categories[i]
-	}
-	complete := first.Pagination.TotalCount <= len(first.Categories)
-	for i, id := range ids {
-		out[i] = byID[id]
-		if out[i] == nil && complete {
-			errs[i] = &restclient.APIError{Op: "GET /categories/" + id, StatusCode: http.StatusNotFound,
-				Code: "not_found", Message: "Category not found"}
-		}
-	}
-}
-
-// familyLikelySmall reports whether the caller's family is not known to
-// exceed one page of 100 categories.
-func (l *Planner) familyLikelySmall() bool {
-	n, ok := l.familySize("")
-	return !ok || n <= familyPerPage
-}
-
-// familySize returns the size of the caller's family, or of one
-// classification of it, when last seen: a planning hint, possibly from an
-// earlier operation. A classification not seen yet takes the whole
-// family's size (a slice of a large family is taken to be large too).
-func (l *Planner) familySize(class string) (int, bool) {
-	if l.shared.FamilySizes == nil {
-		return 0, false
-	}
-	if n, ok := l.shared.FamilySizes.Get(l.apiKey, class); ok || class == "" {
-		return n, ok
-	}
-	return l.shared.FamilySizes.Get(l.apiKey, "")
 }
 
 func checkKey(key string) error {

@@ -394,23 +394,23 @@ func TestGate_RefusesPastTheBudget(t *testing.T) {
 	}
 }
 
-func TestPrefetchFamily(t *testing.T) {
+func TestLookAhead(t *testing.T) {
 	up := newUpstream(t)
 	demo := familyOf(t, up.fake, restclienttest.DemoKey)
 	ctx := t.Context()
 	l := planner.New(&planner.Shared{Upstream: up.client(t)}, restclienttest.DemoKey)
 	before := up.fake.Calls()
-	l.PrefetchFamily(ctx, "", 25, true)
-	wantCalls(t, up.fake, before, 1)
-
-	before = up.fake.Calls()
 	f := planner.CategoryFilter{RootsOnly: true}
 	first := 25
 	req, err := paging.Parse(f.List(), paging.Args{First: &first}, 25)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := l.Categories(ctx, f, req)
+	l.LookAhead(ctx, "", req)
+	wantCalls(t, up.fake, before, 1)
+
+	before = up.fake.Calls()
+	res, err := l.Categories(ctx, f, req, planner.Want{})
 	if err != nil {
 		t.Fatalf("Categories: got %v, want none", err)
 	}
@@ -436,7 +436,7 @@ func TestPrefetchFamily(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := l.Categories(ctx, list, req); err != nil {
+		if _, err := l.Categories(ctx, list, req, planner.Want{}); err != nil {
 			t.Errorf("Categories(%+v): got %v, want none", list, err)
 		}
 	}
@@ -446,22 +446,22 @@ func TestPrefetchFamily(t *testing.T) {
 	wantCalls(t, up.fake, before, 0)
 }
 
-func TestPrefetchFamily_DoesNotReadALargeFamilyForASmallWindow(t *testing.T) {
+func TestLookAhead_DoesNotReadALargeFamilyForASmallWindow(t *testing.T) {
 	up := newUpstream(t)
 	l := planner.New(&planner.Shared{Upstream: up.client(t)}, restclienttest.LargeFamilyKey)
 	before := up.fake.Calls()
-	l.PrefetchFamily(t.Context(), "", 25, true)
+	l.LookAhead(t.Context(), "", firstOfRoots(t, 25))
 	wantCalls(t, up.fake, before, 1) // page 1 tells the size: 50 pages
 }
 
-func TestPrefetchFamily_RespectsTheBudget(t *testing.T) {
+func TestLookAhead_RespectsTheBudget(t *testing.T) {
 	up := newUpstream(t)
 	l := planner.New(&planner.Shared{Upstream: up.client(t), MaxCalls: 1}, restclienttest.DemoKey)
 	if _, err := l.Client().ListChats(t.Context(), 1); err != nil {
 		t.Fatal(err)
 	}
 	before := up.fake.Calls()
-	l.PrefetchFamily(t.Context(), "", 25, true)
+	l.LookAhead(t.Context(), "", firstOfRoots(t, 25))
 	wantCalls(t, up.fake, before, 0)
 }
 
@@ -472,7 +472,8 @@ func TestFor(t *testing.T) {
 		ctx     func(context.Context) context.Context
 		wantErr error
 	}{
-		{"no loaders", func(ctx context.Context) context.Context { return ctx }, planner.ErrNoAPIKey},
+		// A wiring bug, not the caller's key.
+		{"no planner", func(ctx context.Context) context.Context { return ctx }, planner.ErrNoPlanner},
 		{"empty key", withKey(shared, ""), planner.ErrNoAPIKey},
 		{"key with a space", withKey(shared, "demo key"), planner.ErrBadAPIKey},
 		{"key with a tab", withKey(shared, "demo\tkey"), planner.ErrBadAPIKey},
@@ -614,16 +615,21 @@ func TestMemo_OneGETPerOperation(t *testing.T) {
 			_, err := l.Client().ListChats(ctx, 1)
 			return err
 		}, 0},
+		// The write is one call, the chats read after it another.
 		{"chats after this operation wrote one", func(l *planner.Planner) error {
-			l.ChatsWritten(nil)
+			if _, err := l.CreateChat(ctx, restclient.CreateChatRequest{Title: "Groceries"}); err != nil {
+				return err
+			}
 			_, err := l.Client().ListChats(ctx, 1)
 			return err
-		}, 1},
+		}, 2},
 		{"categories after a chat write", func(l *planner.Planner) error {
-			l.ChatsWritten(nil)
+			if _, err := l.CreateChat(ctx, restclient.CreateChatRequest{Title: "Rent"}); err != nil {
+				return err
+			}
 			_, err := l.Client().ListCategories(ctx, opts)
 			return err
-		}, 0},
+		}, 1},
 		{"another operation sends again", func(*planner.Planner) error {
 			_, err := planner.New(shared, restclienttest.DemoKey).Client().ListCategories(ctx, opts)
 			return err
@@ -781,4 +787,14 @@ func TestMeter_SeesEveryCallSent(t *testing.T) {
 	if n := up.fake.Calls(); n != len(m.calls) {
 		t.Errorf("the upstream counted %d calls, the Meter %d", n, len(m.calls))
 	}
+}
+
+// firstOfRoots is the request categories(rootsOnly: true, first: n).
+func firstOfRoots(t *testing.T, n int) paging.Request {
+	t.Helper()
+	req, err := paging.Parse(planner.CategoryFilter{RootsOnly: true}.List(), paging.Args{First: &n}, 25)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return req
 }
