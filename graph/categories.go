@@ -42,12 +42,9 @@ func categoryFilter(classification *model.CategoryClassification, rootsOnly *boo
 
 // canonicalID validates a UUID argument locally, so that junk never reaches
 // an upstream URL (a junk parent_id would even answer the root categories).
+// The error is a *badinput.Error naming arg.
 func canonicalID(arg, id string) (string, error) {
-	c, err := restclient.CanonicalID(arg, id)
-	if err != nil {
-		return "", invalidID(arg, id)
-	}
-	return c, nil
+	return restclient.CanonicalID(arg, id)
 }
 
 // categoryWant tells the planner what a selection of Category fields

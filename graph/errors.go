@@ -7,7 +7,7 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
-	"unicode/utf8"
+	"suregql/badinput"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -41,35 +41,6 @@ const (
 	CodeUnsupportedMediaType  = "UNSUPPORTED_MEDIA_TYPE"
 	CodeIntrospectionDisabled = "INTROSPECTION_DISABLED"
 )
-
-// maxEcho bounds how much of a caller's value an error message repeats:
-// enough to recognise it, never a megabyte sent back.
-const maxEcho = 100
-
-// echo quotes v for an error message, cut to maxEcho bytes (on a rune
-// boundary) with the original length said.
-func echo(v string) string {
-	if len(v) <= maxEcho {
-		return fmt.Sprintf("%q", v)
-	}
-	cut := maxEcho
-	for cut > 0 && !utf8.RuneStart(v[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%q… (%d bytes)", v[:cut], len(v))
-}
-
-// badInput is an argument the caller must fix; it never reaches upstream.
-type badInput struct {
-	arg string
-	msg string
-}
-
-func (e *badInput) Error() string { return fmt.Sprintf("%s: %s", e.arg, e.msg) }
-
-func invalidID(arg, value string) error {
-	return &badInput{arg: arg, msg: echo(value) + " is not a UUID"}
-}
 
 // ErrorPresenter returns the presenter that maps errors to GraphQL errors
 // with a stable extensions.code. Messages never carry upstream URLs, bodies
@@ -120,12 +91,10 @@ func ErrorPresenter(log *slog.Logger) graphql.ErrorPresenterFunc {
 // when err is not one of ours.
 func present(err error) (string, map[string]any) {
 	var (
-		bad     *badInput
-		invalid *restclient.InvalidIDError
+		bad     *badinput.Error
 		rl      *restclient.RateLimitError
 		api     *restclient.APIError
 		unavail *restclient.UnavailableError
-		argErr  *paging.ArgumentError
 		nf      *planner.NotFoundError
 		tooMuch *planner.TooExpensiveError
 		unknown *planner.OutcomeUnknownError
@@ -142,11 +111,7 @@ func present(err error) (string, map[string]any) {
 	case errors.Is(err, planner.ErrNoAPIKey), errors.Is(err, planner.ErrBadAPIKey):
 		return err.Error(), code(CodeUnauthenticated)
 	case errors.As(err, &bad):
-		return err.Error(), code(CodeBadUserInput)
-	case errors.As(err, &invalid):
-		return fmt.Sprintf("%s %s is not a UUID", invalid.Field, echo(invalid.Value)), code(CodeBadUserInput)
-	case errors.As(err, &argErr), errors.Is(err, paging.ErrInvalidCursor):
-		return err.Error(), code(CodeBadUserInput)
+		return bad.Error(), map[string]any{"code": CodeBadUserInput, "argument": bad.Arg}
 	case errors.As(err, &rl):
 		secs := int(math.Ceil(rl.RetryAfter.Seconds()))
 		return fmt.Sprintf("the Sure API rate limit for this key is exhausted; retry in %d seconds", secs),
