@@ -2,7 +2,6 @@ package planner
 
 import (
 	"context"
-	"strings"
 
 	"suregql/flight"
 	"suregql/restclient"
@@ -29,8 +28,7 @@ func (m *memo) Fetch(ctx context.Context, key restclient.RequestKey, fetch func(
 	})
 }
 
-// forget drops remembered answers whose path starts with prefix, after a
-// write made them stale.
-func (m *memo) forget(prefix string) {
-	m.answers.Forget(func(path string) bool { return strings.HasPrefix(path, prefix) })
+// forget drops remembered answers of res, after a write made them stale.
+func (m *memo) forget(res restclient.Resource) {
+	m.answers.Forget(func(path string) bool { return restclient.ResourceOf(path) == res })
 }

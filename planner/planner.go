@@ -293,9 +293,9 @@ func (l *Planner) chatsWritten(err error) {
 	if errors.As(err, &api) || errors.As(err, &gate) {
 		return
 	}
-	l.memo.forget("chats")
+	l.memo.forget(restclient.Chats)
 	if l.shared.Generations != nil {
-		l.shared.Generations.Invalidate(l.apiKey, "chats")
+		l.shared.Generations.Invalidate(l.apiKey, restclient.Chats)
 	}
 }
 
