@@ -310,9 +310,10 @@ func fetchStep(key, path string, wantMiss bool) step {
 	return step{key: key, path: path, wantMiss: wantMiss}
 }
 
+//nolint:unparam // steps name their key, as fetchStep's do
 func invalidate(key string, resource restclient.Resource) step {
 	return step{key: key, invalidate: resource}
-} //nolint:unparam // steps name their key, as fetchStep's do
+}
 
 func TestCache_Fetch(t *testing.T) {
 	const k1, k2 = "key-1", "key-2"
