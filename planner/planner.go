@@ -1,16 +1,8 @@
-// Package loader holds the per-operation data layer of the facade: the
-// caller's keyed upstream client, a memo that sends each GET once per
-// operation, the by-id category loader primed by every list answer, and the
-// call meter behind extensions.upstream.
-//
-// A *Planner is made for each GraphQL request by Middleware and read with
-// For; nothing in it outlives the request or is shared between API keys.
 package planner
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -296,89 +288,6 @@ func (l *Planner) chatsWritten(err error) {
 	l.memo.forget(restclient.Chats)
 	if l.shared.Generations != nil {
 		l.shared.Generations.Invalidate(l.apiKey, restclient.Chats)
-	}
-}
-
-// TooExpensiveError refuses upstream calls that would take the operation
-// past its budget. Nothing of the refused batch was sent.
-type TooExpensiveError struct {
-	Budget  int // calls allowed per operation
-	Spent   int // calls already made
-	Planned int // calls the refused batch needed
-}
-
-func (e *TooExpensiveError) Error() string {
-	return fmt.Sprintf("this field needs %d more upstream calls, but the operation has spent %d of its budget of %d",
-		e.Planned, e.Spent, e.Budget)
-}
-
-// limitShare is the part of a key's hourly limit one operation may spend:
-// a quarter, so that one request never takes most of a standard key's hour
-// (25 of its 100 calls) and a caller can always afford a few more.
-const limitShare = 4
-
-// standardLimit is the hourly limit assumed for a key whose limit no
-// answer has told yet: Sure's standard tier.
-const standardLimit = 100
-
-// Budget returns the upstream calls the operation's plan may spend: a
-// quarter of the key's hourly limit (as last reported, or the standard
-// tier's until an answer tells it), and never more than MaxCalls. 0 means
-// no cap.
-func (l *Planner) Budget() int {
-	ceiling := l.shared.MaxCalls
-	if ceiling <= 0 {
-		return 0
-	}
-	limit := standardLimit
-	if rl := l.RateLimit(); rl != nil && rl.Limit > 0 {
-		limit = rl.Limit
-	}
-	return min(ceiling, max(limit/limitShare, 1))
-}
-
-// Affordable returns a *TooExpensiveError when n more calls would take the
-// operation past its budget. Planners ask before sending a batch, so that a
-// batch is sent whole or not at all.
-func (l *Planner) Affordable(n int) error {
-	max := l.Budget()
-	if max <= 0 || n <= 0 {
-		return nil
-	}
-	if spent := int(l.firsts.Load()); spent+n > max {
-		return &TooExpensiveError{Budget: max, Spent: spent, Planned: n}
-	}
-	return nil
-}
-
-// gate lets a request through unless the key is known to be out of quota
-// (the upstream would answer 429 and count nothing useful) or a first
-// attempt would pass the operation's budget: the hard cap behind
-// Affordable. Retries are counted as calls but do not spend the budget.
-func (l *Planner) gate(method, path string, attempt int) error {
-	if l.shared.RateLimits != nil {
-		if wait, out := l.shared.RateLimits.Exhausted(l.apiKey, l.shared.now()); out {
-			l.refusedOutOfQuota.Store(true)
-			return &restclient.RateLimitError{
-				APIError:   restclient.APIError{Op: method + " " + path, StatusCode: http.StatusTooManyRequests, Code: "rate_limit_exceeded", Message: "refused locally: the key has no request left in this window"},
-				RetryAfter: wait,
-			}
-		}
-	}
-	if attempt > 0 {
-		l.sends.Add(1)
-		return nil
-	}
-	max := int64(l.Budget())
-	for {
-		n := l.firsts.Load()
-		if max > 0 && n >= max {
-			return &TooExpensiveError{Budget: int(max), Spent: int(n), Planned: 1}
-		}
-		if l.firsts.CompareAndSwap(n, n+1) {
-			l.sends.Add(1)
-			return nil
-		}
 	}
 }
 
