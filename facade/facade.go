@@ -23,9 +23,9 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"suregql/graph"
-	"suregql/graph/loader"
 	"suregql/graphiql"
 	"suregql/metrics"
+	"suregql/planner"
 	"suregql/querylimit"
 	"suregql/requestid"
 	"suregql/restcache"
@@ -65,7 +65,7 @@ type Config struct {
 	DisableIntrospection bool
 	// MaxUpstreamCalls caps the upstream calls of one operation (0: no
 	// cap). An operation may also spend at most a quarter of the key's
-	// hourly limit (25 calls of a standard key), see loader.Budget.
+	// hourly limit (25 calls of a standard key), see planner.Budget.
 	MaxUpstreamCalls int
 	// CacheTTL turns on a per-key cache of GET answers kept that long;
 	// 0 leaves it off.
@@ -142,7 +142,7 @@ func New(cfg Config) http.Handler {
 	// Every line logged with a request's context names the request.
 	log = slog.New(requestid.LogHandler(log.Handler()))
 	srv := handler.New(graph.NewExecutableSchema(graph.Config{
-		Resolvers:  &graph.Resolver{Log: log},
+		Resolvers:  &graph.Resolver{},
 		Complexity: graph.Complexity(),
 	}))
 	srv.AddTransport(transport.Options{})
@@ -207,7 +207,7 @@ func New(cfg Config) http.Handler {
 	}
 	srv.AroundResponses(querylimit.LimitResponse(maxResponse)) // innermost: the others see its answer
 
-	shared := &loader.Shared{
+	shared := &planner.Shared{
 		Upstream:    cfg.Upstream,
 		Coalescer:   cfg.Coalescer,
 		RateLimits:  &restcache.RateLimits{},
@@ -248,7 +248,7 @@ func New(cfg Config) http.Handler {
 	if timeout <= 0 {
 		timeout = DefaultOperationTimeout
 	}
-	gql := cacheHeaders(http.MaxBytesHandler(withDeadline(timeout, overHTTP(log, cfg.Metrics, loader.Middleware(shared, srv))), maxBodyBytes))
+	gql := cacheHeaders(http.MaxBytesHandler(withDeadline(timeout, overHTTP(log, cfg.Metrics, planner.Middleware(shared, srv))), maxBodyBytes))
 	if len(cfg.CORSOrigins) > 0 {
 		// Outermost, so that a preflight is answered before the method
 		// checks and gqlgen's own OPTIONS answer, and so that refusals (405,
@@ -371,7 +371,7 @@ func logOperation(log *slog.Logger) graphql.ResponseMiddleware {
 		}
 		oc := graphql.GetOperationContext(ctx)
 		calls := 0
-		if l := loader.From(ctx); l != nil {
+		if l := planner.From(ctx); l != nil {
 			calls = l.Calls()
 		}
 		outcome, codes := outcomeOf(resp)
@@ -492,7 +492,7 @@ func refuseIntrospection(refuse refuseFunc) graphql.OperationMiddleware {
 // (__schema, __type, __typename) needs no key.
 func requireAPIKey(refuse refuseFunc) graphql.OperationMiddleware {
 	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
-		l := loader.From(ctx)
+		l := planner.From(ctx)
 		if l == nil || l.KeyError() == nil {
 			return next(ctx)
 		}
@@ -519,13 +519,13 @@ func requireAPIKey(refuse refuseFunc) graphql.OperationMiddleware {
 func refuseTooExpensive(refuse refuseFunc, maxCalls int) graphql.OperationMiddleware {
 	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 		budget := maxCalls
-		if l := loader.From(ctx); l != nil {
+		if l := planner.From(ctx); l != nil {
 			budget = l.Budget() // the key's share of its hourly limit, when lower
 		}
 		if budget <= 0 {
 			return next(ctx)
 		}
-		if planned := graph.RootCost(graphql.GetOperationContext(ctx)); planned > budget {
+		if planned := graph.RootCost(ctx, graphql.GetOperationContext(ctx)); planned > budget {
 			err := gqlerror.Errorf("this operation needs at least %d upstream calls before its nested fields; the budget is %d", planned, budget)
 			err.Extensions = map[string]any{"code": graph.CodeQueryTooExpensive, "budget": budget, "planned": planned}
 			return refuse(ctx, err)
@@ -556,7 +556,7 @@ func refusal(mws ...graphql.ResponseMiddleware) refuseFunc {
 // callers can watch their hourly budget.
 func reportUpstreamCost(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 	resp := next(ctx)
-	l := loader.From(ctx)
+	l := planner.From(ctx)
 	if resp == nil || l == nil {
 		return resp
 	}

@@ -12,8 +12,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"suregql/graph"
-	"suregql/graph/loader"
 	"suregql/metrics"
+	"suregql/planner"
 	"suregql/querylimit"
 )
 
@@ -189,7 +189,7 @@ func (o *observer) record(ctx context.Context, resp *graphql.Response, span trac
 			}
 		}
 	}
-	l := loader.From(ctx)
+	l := planner.From(ctx)
 	o.metrics.Operation(name, opType, outcome, d)
 	if budget {
 		o.metrics.BudgetRefused()

@@ -5,15 +5,13 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 
-	"suregql/graph/loader"
 	"suregql/graph/model"
 	"suregql/paging"
+	"suregql/planner"
 	"suregql/restclient"
 )
 
-// DefaultCategoryPage is the window size when neither first nor last is given.
-const DefaultCategoryPage = 25
-
+// categoryConnection maps a window of a category list.
 func categoryConnection(list string, res paging.Result[*restclient.Category]) *model.CategoryConnection {
 	w := newWindow(list, res, categoryFromREST)
 	conn := &model.CategoryConnection{Nodes: w.nodes, PageInfo: w.info, TotalCount: w.total, Edges: make([]*model.CategoryEdge, len(w.nodes))}
@@ -23,108 +21,91 @@ func categoryConnection(list string, res paging.Result[*restclient.Category]) *m
 	return conn
 }
 
-// categoryList validates the arguments of a category list and answers it.
-// knownTotal is the list's length when known without a call (-1 if not).
-// children, when set, names the root whose subcategories the list is:
-// they are planned with the operation's other subcategories (see
-// loader.Children) and windowed in memory.
-func categoryList(ctx context.Context, f loader.CategoryFilter, args paging.Args, knownTotal int, children *model.Category) (*model.CategoryConnection, error) {
-	req, err := paging.Parse(f.List(), args, DefaultCategoryPage)
-	if err != nil {
-		return nil, err
+// categoryFilter checks the filter arguments of Query.categories.
+func categoryFilter(classification *model.CategoryClassification, rootsOnly *bool, parentID *string) (planner.CategoryFilter, error) {
+	var f planner.CategoryFilter
+	if classification != nil {
+		f.Classification = classificationToREST(*classification)
 	}
-	if knownTotal >= 0 {
-		req = req.WithKnownTotal(knownTotal)
+	if rootsOnly != nil {
+		f.RootsOnly = *rootsOnly
 	}
-	if w, empty, known := req.Empty(); empty && known {
-		// Empty by arithmetic: no key needed, no call made.
-		return categoryConnection(f.List(), paging.Result[*restclient.Category]{Window: w}), nil
-	}
-	l, err := loader.For(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var res paging.Result[*restclient.Category]
-	if children != nil {
-		all, err := l.Children(ctx, parentKey(children))
+	if parentID != nil {
+		id, err := canonicalID("parentId", *parentID)
 		if err != nil {
-			return nil, err
+			return f, err
 		}
-		res = paging.Slice(req, all)
-	} else if res, err = l.Categories(ctx, f, req); err != nil {
-		return nil, err
+		f.ParentID = id
 	}
-	return categoryConnection(f.List(), res), nil
+	return f, nil
 }
 
 // canonicalID validates a UUID argument locally, so that junk never reaches
 // an upstream URL (a junk parent_id would even answer the root categories).
+// The error is a *badinput.Error naming arg.
 func canonicalID(arg, id string) (string, error) {
-	c, err := restclient.CanonicalID(arg, id)
-	if err != nil {
-		return "", invalidID(arg, id)
-	}
-	return c, nil
+	return restclient.CanonicalID(arg, id)
 }
 
-// subcategories answers Category.subcategories. subcategories_count is
-// current as of the answer that held the category: a leaf (count 0) or a
-// subcategory needs no call; up to 100 subcategories are planned together
-// with every other category of the operation (see loader.Children); more
-// are paged like any list.
-func subcategories(ctx context.Context, obj *model.Category, args paging.Args) (*model.CategoryConnection, error) {
-	f := loader.CategoryFilter{ParentID: obj.ID}
-	count := obj.SubcategoriesCount
-	if obj.ParentID != "" {
-		count = 0 // two levels only
-	}
-	if count == 0 || count > loader.MaxBatchedChildren {
-		return categoryList(ctx, f, args, count, nil)
-	}
-	return categoryList(ctx, f, args, count, obj)
-}
-
-// wantsSubcategories reports whether the category list being resolved
-// selects subcategories on its nodes (through nodes or edges.node).
-func wantsSubcategories(ctx context.Context) bool {
-	oc := graphql.GetOperationContext(ctx)
-	has := func(sel []graphql.CollectedField, name string) bool {
-		for _, f := range sel {
-			if f.Name == name {
-				return true
-			}
+// categoryWant tells the planner what a selection of Category fields
+// reads beyond the category's own answer.
+func categoryWant(oc *graphql.OperationContext, fields []graphql.CollectedField) planner.Want {
+	var w planner.Want
+	for _, f := range fields {
+		switch f.Name {
+		case "subcategories":
+			w.Subcategories = true
+		case "parent":
+			// The child's answer embeds its parent's id and name.
+			w.Parent = w.Parent || !wantsOnly(collect(oc, f, "Category"), "id", "name")
 		}
-		return false
 	}
+	return w
+}
+
+// nodeWant is categoryWant for the nodes of the connection being
+// resolved, selected through nodes or edges.node.
+func nodeWant(ctx context.Context) planner.Want {
+	oc := graphql.GetOperationContext(ctx)
+	var w planner.Want
 	for _, f := range graphql.CollectFieldsCtx(ctx, nil) {
+		var nodes []graphql.CollectedField
 		switch f.Name {
 		case "nodes":
-			if has(graphql.CollectFields(oc, f.Selections, []string{"Category"}), "subcategories") {
-				return true
-			}
+			nodes = collect(oc, f, "Category")
 		case "edges":
-			for _, e := range graphql.CollectFields(oc, f.Selections, []string{"CategoryEdge"}) {
-				if e.Name == "node" && has(graphql.CollectFields(oc, e.Selections, []string{"Category"}), "subcategories") {
-					return true
+			for _, e := range collect(oc, f, "CategoryEdge") {
+				if e.Name == "node" {
+					nodes = append(nodes, collect(oc, e, "Category")...)
 				}
 			}
 		}
+		n := categoryWant(oc, nodes)
+		w.Subcategories = w.Subcategories || n.Subcategories
+		w.Parent = w.Parent || n.Parent
 	}
-	return false
+	return w
 }
 
-// windowSize is the number of items a connection asks for.
-func windowSize(a paging.Args, def int) int {
-	switch {
-	case a.First != nil:
-		return *a.First
-	case a.Last != nil:
-		return *a.Last
-	}
-	return def
+// collect returns what f selects on objects of typeName.
+func collect(oc *graphql.OperationContext, f graphql.CollectedField, typeName string) []graphql.CollectedField {
+	return graphql.CollectFields(oc, f.Selections, []string{typeName})
 }
 
-// parentKey names a category for the subcategory planner.
-func parentKey(c *model.Category) loader.ParentKey {
-	return loader.ParentKey{ID: c.ID, Classification: classificationToREST(c.Classification), Count: c.SubcategoriesCount}
+// rootCategoryIDs returns the valid ids of the operation's category root
+// fields, for the planner to look up together.
+func rootCategoryIDs(ctx context.Context) []string {
+	oc := graphql.GetOperationContext(ctx)
+	var ids []string
+	for _, f := range graphql.CollectFields(oc, oc.Operation.SelectionSet, []string{"Query"}) {
+		if f.Name != "category" {
+			continue
+		}
+		if id, ok := f.ArgumentMap(oc.Variables)["id"].(string); ok {
+			if canon, err := restclient.CanonicalID("id", id); err == nil {
+				ids = append(ids, canon)
+			}
+		}
+	}
+	return ids
 }

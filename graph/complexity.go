@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"suregql/graph/model"
+	"suregql/planner"
 	"suregql/restclient"
 )
 
@@ -23,16 +24,16 @@ import (
 func Complexity() ComplexityRoot {
 	var c ComplexityRoot
 	c.Query.Categories = func(child int, first *int, _ *string, last *int, _ *string, _ *model.CategoryClassification, _ *bool, _ *string) int {
-		return connectionCost(child, first, last, DefaultCategoryPage)
+		return connectionCost(child, first, last, planner.DefaultCategoryPage)
 	}
 	c.Query.Chats = func(child int, first *int, _ *string, last *int, _ *string) int {
-		return connectionCost(child, first, last, DefaultChatPage)
+		return connectionCost(child, first, last, planner.DefaultChatPage)
 	}
 	c.Category.Subcategories = func(child int, first *int, _ *string, last *int, _ *string) int {
-		return connectionCost(child, first, last, DefaultCategoryPage)
+		return connectionCost(child, first, last, planner.DefaultCategoryPage)
 	}
 	c.Chat.Messages = func(child int, first *int, _ *string, last *int, _ *string) int {
-		return connectionCost(child, first, last, DefaultMessagePage)
+		return connectionCost(child, first, last, planner.DefaultMessagePage)
 	}
 	c.Message.ToolCalls = func(child int) int {
 		return saturatingAdd(1, saturatingMul(toolCallsPerMessage, child))

@@ -1,15 +1,15 @@
 package graph
 
 import (
-	"encoding/json"
+	"context"
 	"fmt"
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 
-	"suregql/graph/loader"
-	"suregql/paging"
+	"suregql/graph/model"
+	"suregql/planner"
 	"suregql/restclient"
 )
 
@@ -18,15 +18,26 @@ import (
 // level". Identical root fields (aliases) share their calls, and fields
 // that fail local validation cost nothing. The facade refuses an operation
 // whose first level alone exceeds the call budget, before any call.
-func RootCost(oc *graphql.OperationContext) int {
+//
+// Each root field's arguments are decoded by the generated code, as for
+// its resolver, and checked by the same functions (categoryFilter, the
+// planner's Parse functions, canonicalID): the cost is that of the request
+// the resolver will make.
+func RootCost(ctx context.Context, oc *graphql.OperationContext) int {
 	typeName := "Query"
 	if oc.Operation.Operation == ast.Mutation {
 		typeName = "Mutation"
 	}
+	var key string // set by the field's cost function
+	es := NewExecutableSchema(Config{Complexity: rootCalls(&key)})
 	seen := map[string]bool{}
 	total := 0
 	for i, f := range graphql.CollectFields(oc, oc.Operation.SelectionSet, []string{typeName}) {
-		cost, key := rootField(f.Name, f.ArgumentMap(oc.Variables))
+		key = f.Name
+		cost, ok := es.Complexity(ctx, typeName, f.Name, 0, f.ArgumentMap(oc.Variables))
+		if !ok {
+			continue // no upstream call (rateLimit is usually free), or arguments that fail
+		}
 		if typeName == "Mutation" {
 			key = fmt.Sprint(i) // every mutation field runs
 		}
@@ -39,110 +50,68 @@ func RootCost(oc *graphql.OperationContext) int {
 	return total
 }
 
-func rootFieldCost(name string, args map[string]any) int {
-	cost, _ := rootField(name, args)
-	return cost
+// rootCalls is the cost model of RootCost: each root field's upstream
+// calls, with *key set to name the requests it makes, so that fields with
+// equal keys (aliases, or the same request spelled differently) are
+// counted once: they share their calls through the operation's memo.
+func rootCalls(key *string) ComplexityRoot {
+	var c ComplexityRoot
+	c.Query.Categories = func(_ int, first *int, after *string, last *int, before *string, class *model.CategoryClassification, rootsOnly *bool, parentID *string) int {
+		f, err := categoryFilter(class, rootsOnly, parentID)
+		if err != nil {
+			return 0
+		}
+		req, err := planner.ParseCategories(f, pageArgs(first, after, last, before))
+		if err != nil {
+			return 0
+		}
+		*key = fmt.Sprintf("categories %+v", req)
+		return req.Calls(0, restclient.MaxPerPage)
+	}
+	c.Query.Chats = func(_ int, first *int, after *string, last *int, before *string) int {
+		req, err := planner.ParseChats(pageArgs(first, after, last, before))
+		if err != nil {
+			return 0
+		}
+		*key = fmt.Sprintf("chats %+v", req)
+		return req.Calls(restclient.ChatsPerPage, 0)
+	}
+	// Several lookups by id may all be answered by one page of the
+	// family: together they cost at least that one call.
+	c.Query.Category = func(_ int, id string) int { return validIDs(id) }
+	c.Query.Chat = func(_ int, id string) int { return lookupCalls(key, "chat", id) }
+	c.Query.Import = func(_ int, id string) int { return lookupCalls(key, "import", id) }
+	c.Mutation.CreateChat = func(_ int, in model.CreateChatInput) int {
+		return validTitle(in.Title)
+	}
+	c.Mutation.UpdateChat = func(_ int, in model.UpdateChatInput) int {
+		return validIDs(in.ID) * validTitle(in.Title)
+	}
+	return c
 }
 
-// rootField returns what a root field costs and a key naming the upstream
-// requests it makes: fields with equal keys (aliases, or the same request
-// spelled differently) share their calls through the operation's memo.
-func rootField(name string, args map[string]any) (cost int, key string) {
-	switch name {
-	case "categories":
-		return categoriesField(name, args)
-	case "chats":
-		req, err := paging.Parse(chatListName, connectionArgs(args), DefaultChatPage)
-		if err != nil {
-			return 0, name
-		}
-		return req.Calls(restclient.ChatsPerPage, 0), fmt.Sprintf("%s %+v", name, req)
-	case "category":
-		// Several lookups by id may all be answered by one page of the
-		// family: together they cost at least that one call.
-		if id, ok := args["id"].(string); ok {
-			if _, err := restclient.CanonicalID("id", id); err == nil {
-				return 1, name
-			}
-		}
-		return 0, name
-	case "chat", "import":
-		if id, ok := args["id"].(string); ok {
-			if canon, err := restclient.CanonicalID("id", id); err == nil {
-				return 1, name + " " + canon
-			}
-		}
-		return 0, name
-	case "createChat", "updateChat":
-		in, _ := args["input"].(map[string]any)
-		if title, _ := in["title"].(string); strings.TrimSpace(title) == "" {
-			return 0, name
-		}
-		if id, ok := in["id"].(string); ok && name == "updateChat" {
-			if _, err := restclient.CanonicalID("id", id); err != nil {
-				return 0, name
-			}
-		}
-		return 1, name
-	}
-	return 0, name // rateLimit is usually free; introspection always is
-}
-
-// categoriesField is rootField for the categories list: its filter and
-// page decide the list it reads and how many calls that takes.
-func categoriesField(name string, args map[string]any) (cost int, key string) {
-	var f loader.CategoryFilter
-	if id, ok := args["parentId"].(string); ok {
-		canon, err := restclient.CanonicalID("parentId", id)
-		if err != nil {
-			return 0, name
-		}
-		f.ParentID = canon
-	}
-	if c, ok := args["classification"]; ok && c != nil {
-		f.Classification = strings.ToLower(fmt.Sprint(c))
-	}
-	if r, ok := args["rootsOnly"].(bool); ok {
-		f.RootsOnly = r
-	}
-	req, err := paging.Parse(f.List(), connectionArgs(args), DefaultCategoryPage)
+// lookupCalls is one call for a valid id, keyed by it.
+func lookupCalls(key *string, kind, id string) int {
+	canon, err := canonicalID("id", id)
 	if err != nil {
-		return 0, name
+		return 0
 	}
-	return req.Calls(0, restclient.MaxPerPage), fmt.Sprintf("%s %+v", name, req)
+	*key = kind + " " + canon
+	return 1
 }
 
-// connectionArgs reads first/after/last/before as the resolvers will see
-// them.
-func connectionArgs(args map[string]any) paging.Args {
-	var a paging.Args
-	a.First, a.Last = intArg(args["first"]), intArg(args["last"])
-	if s, ok := args["after"].(string); ok {
-		a.After = &s
+// validIDs is 1 for a valid id, 0 for one the resolver refuses.
+func validIDs(id string) int {
+	if _, err := canonicalID("id", id); err != nil {
+		return 0
 	}
-	if s, ok := args["before"].(string); ok {
-		a.Before = &s
-	}
-	return a
+	return 1
 }
 
-func intArg(v any) *int {
-	var n int
-	switch x := v.(type) {
-	case int:
-		n = x
-	case int64:
-		n = int(x)
-	case float64:
-		n = int(x)
-	case json.Number:
-		i, err := x.Int64()
-		if err != nil {
-			return nil
-		}
-		n = int(i)
-	default:
-		return nil
+// validTitle is 1 for a title the resolver sends, 0 for a blank one.
+func validTitle(title string) int {
+	if strings.TrimSpace(title) == "" {
+		return 0
 	}
-	return &n
+	return 1
 }

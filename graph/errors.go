@@ -7,13 +7,13 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
-	"unicode/utf8"
+	"suregql/badinput"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
-	"suregql/graph/loader"
 	"suregql/paging"
+	"suregql/planner"
 	"suregql/restclient"
 )
 
@@ -41,52 +41,6 @@ const (
 	CodeUnsupportedMediaType  = "UNSUPPORTED_MEDIA_TYPE"
 	CodeIntrospectionDisabled = "INTROSPECTION_DISABLED"
 )
-
-// maxEcho bounds how much of a caller's value an error message repeats:
-// enough to recognise it, never a megabyte sent back.
-const maxEcho = 100
-
-// echo quotes v for an error message, cut to maxEcho bytes (on a rune
-// boundary) with the original length said.
-func echo(v string) string {
-	if len(v) <= maxEcho {
-		return fmt.Sprintf("%q", v)
-	}
-	cut := maxEcho
-	for cut > 0 && !utf8.RuneStart(v[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%q… (%d bytes)", v[:cut], len(v))
-}
-
-// outcomeUnknownError is a write whose answer was lost after it was sent.
-type outcomeUnknownError struct {
-	action  string // "created", "renamed"
-	checked bool   // one read looked for the write's effect and did not find it
-	cause   error
-}
-
-func (e *outcomeUnknownError) Error() string {
-	msg := fmt.Sprintf("the Sure server did not answer the write, which may still have been applied: the chat may have been %s", e.action)
-	if e.checked {
-		msg += "; it was not visible when checked right after"
-	}
-	return msg + ". Check the chats before sending it again, or it may be applied twice"
-}
-
-func (e *outcomeUnknownError) Unwrap() error { return e.cause }
-
-// badInput is an argument the caller must fix; it never reaches upstream.
-type badInput struct {
-	arg string
-	msg string
-}
-
-func (e *badInput) Error() string { return fmt.Sprintf("%s: %s", e.arg, e.msg) }
-
-func invalidID(arg, value string) error {
-	return &badInput{arg: arg, msg: echo(value) + " is not a UUID"}
-}
 
 // ErrorPresenter returns the presenter that maps errors to GraphQL errors
 // with a stable extensions.code. Messages never carry upstream URLs, bodies
@@ -137,33 +91,27 @@ func ErrorPresenter(log *slog.Logger) graphql.ErrorPresenterFunc {
 // when err is not one of ours.
 func present(err error) (string, map[string]any) {
 	var (
-		bad     *badInput
-		invalid *restclient.InvalidIDError
+		bad     *badinput.Error
 		rl      *restclient.RateLimitError
 		api     *restclient.APIError
 		unavail *restclient.UnavailableError
-		argErr  *paging.ArgumentError
-		nf      *notFound
-		tooMuch *loader.TooExpensiveError
-		unknown *outcomeUnknownError
+		nf      *planner.NotFoundError
+		tooMuch *planner.TooExpensiveError
+		unknown *planner.OutcomeUnknownError
 	)
 	switch {
 	case errors.As(err, &unknown):
-		return unknown.Error(), map[string]any{"code": CodeUpstreamOutcomeUnknown, "checked": unknown.checked}
+		return unknown.Error(), map[string]any{"code": CodeUpstreamOutcomeUnknown, "checked": unknown.Checked}
 	case errors.As(err, &tooMuch):
 		return tooMuch.Error(), map[string]any{
 			"code": CodeQueryTooExpensive, "budget": tooMuch.Budget, "planned": tooMuch.Planned, "spent": tooMuch.Spent,
 		}
 	case errors.As(err, &nf):
 		return err.Error(), code(CodeNotFound)
-	case errors.Is(err, loader.ErrNoAPIKey), errors.Is(err, loader.ErrBadAPIKey):
+	case errors.Is(err, planner.ErrNoAPIKey), errors.Is(err, planner.ErrBadAPIKey):
 		return err.Error(), code(CodeUnauthenticated)
 	case errors.As(err, &bad):
-		return err.Error(), code(CodeBadUserInput)
-	case errors.As(err, &invalid):
-		return fmt.Sprintf("%s %s is not a UUID", invalid.Field, echo(invalid.Value)), code(CodeBadUserInput)
-	case errors.As(err, &argErr), errors.Is(err, paging.ErrInvalidCursor):
-		return err.Error(), code(CodeBadUserInput)
+		return bad.Error(), map[string]any{"code": CodeBadUserInput, "argument": bad.Arg}
 	case errors.As(err, &rl):
 		secs := int(math.Ceil(rl.RetryAfter.Seconds()))
 		return fmt.Sprintf("the Sure API rate limit for this key is exhausted; retry in %d seconds", secs),
@@ -231,19 +179,3 @@ func presentAPIError(api *restclient.APIError) (string, map[string]any) {
 }
 
 func code(c string) map[string]any { return map[string]any{"code": c} }
-
-// notFound is an upstream 404 for a named resource.
-type notFound struct {
-	kind, id string
-}
-
-func (e *notFound) Error() string { return fmt.Sprintf("%s %s not found", e.kind, e.id) }
-
-// asNotFound turns an upstream 404 into a *notFound naming what was
-// looked up; other errors pass unchanged.
-func asNotFound(err error, kind, id string) error {
-	if restclient.IsNotFound(err) {
-		return &notFound{kind: kind, id: id}
-	}
-	return err
-}

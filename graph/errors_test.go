@@ -16,8 +16,8 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
-	"suregql/graph/loader"
 	"suregql/paging"
+	"suregql/planner"
 	"suregql/restclient"
 )
 
@@ -89,8 +89,8 @@ func TestErrorPresenter(t *testing.T) {
 			wantExt: map[string]any{"code": CodeNotFound},
 		},
 		{
-			name:    "404 named by the resolver",
-			err:     asNotFound(apiErr(http.StatusNotFound, "not_found", "Category not found"), "category", validID),
+			name:    "404 named by the planner",
+			err:     &planner.NotFoundError{Kind: "category", ID: validID},
 			wantMsg: "category " + validID + " not found",
 			wantExt: map[string]any{"code": CodeNotFound},
 		},
@@ -150,7 +150,7 @@ func TestErrorPresenter(t *testing.T) {
 		},
 		{
 			name:    "write whose answer was lost",
-			err:     &outcomeUnknownError{action: "created", checked: true, cause: &restclient.UnavailableError{Op: op, Err: context.DeadlineExceeded}},
+			err:     &planner.OutcomeUnknownError{Action: "created", Checked: true},
 			wantMsg: "the Sure server did not answer the write, which may still have been applied: the chat may have been created; it was not visible when checked right after. Check the chats before sending it again, or it may be applied twice",
 			wantExt: map[string]any{"code": CodeUpstreamOutcomeUnknown, "checked": true},
 		},
@@ -161,51 +161,45 @@ func TestErrorPresenter(t *testing.T) {
 			wantExt: map[string]any{"code": CodeUpstreamUnavailable, "reason": "canceled"},
 		},
 		{
-			name:    "id that is not a UUID (client check)",
-			err:     &restclient.InvalidIDError{Field: "parent_id", Value: "42"},
-			wantMsg: `parent_id "42" is not a UUID`,
-			wantExt: map[string]any{"code": CodeBadUserInput},
-		},
-		{
-			name:    "id that is not a UUID (resolver check)",
-			err:     invalidID("id", "42"),
-			wantMsg: `id: "42" is not a UUID`,
-			wantExt: map[string]any{"code": CodeBadUserInput},
+			name:    "id that is not a UUID",
+			err:     func() error { _, err := canonicalID("parentId", "42"); return err }(),
+			wantMsg: `parentId: "42" is not a UUID`,
+			wantExt: map[string]any{"code": CodeBadUserInput, "argument": "parentId"},
 		},
 		{
 			name:    "connection argument",
-			err:     &paging.ArgumentError{Arg: "first", Msg: "must be at most 100"},
+			err:     func() error { _, err := planner.ParseChats(paging.Args{First: ptr(1000)}); return err }(),
 			wantMsg: "first: must be at most 100",
-			wantExt: map[string]any{"code": CodeBadUserInput},
+			wantExt: map[string]any{"code": CodeBadUserInput, "argument": "first"},
 		},
 		{
 			name:    "cursor",
-			err:     fmt.Errorf("after: %w: made for another list or filter", paging.ErrInvalidCursor),
-			wantMsg: "after: invalid cursor: made for another list or filter",
-			wantExt: map[string]any{"code": CodeBadUserInput},
+			err:     func() error { _, err := planner.ParseChats(paging.Args{After: ptr("junk")}); return err }(),
+			wantMsg: "after: invalid cursor: unknown format",
+			wantExt: map[string]any{"code": CodeBadUserInput, "argument": "after"},
 		},
 		{
 			name:    "over the call budget",
-			err:     &loader.TooExpensiveError{Budget: 5, Spent: 3, Planned: 7},
-			wantMsg: (&loader.TooExpensiveError{Budget: 5, Spent: 3, Planned: 7}).Error(),
+			err:     &planner.TooExpensiveError{Budget: 5, Spent: 3, Planned: 7},
+			wantMsg: (&planner.TooExpensiveError{Budget: 5, Spent: 3, Planned: 7}).Error(),
 			wantExt: map[string]any{"code": CodeQueryTooExpensive, "budget": 5, "planned": 7, "spent": 3},
 		},
 		{
 			name:    "over the call budget, refused by the client's gate",
-			err:     &restclient.GateError{Err: &loader.TooExpensiveError{Budget: 2, Spent: 2, Planned: 1}},
-			wantMsg: (&loader.TooExpensiveError{Budget: 2, Spent: 2, Planned: 1}).Error(),
+			err:     &restclient.GateError{Err: &planner.TooExpensiveError{Budget: 2, Spent: 2, Planned: 1}},
+			wantMsg: (&planner.TooExpensiveError{Budget: 2, Spent: 2, Planned: 1}).Error(),
 			wantExt: map[string]any{"code": CodeQueryTooExpensive, "budget": 2, "planned": 1, "spent": 2},
 		},
 		{
 			name:    "no API key",
-			err:     loader.ErrNoAPIKey,
-			wantMsg: loader.ErrNoAPIKey.Error(),
+			err:     planner.ErrNoAPIKey,
+			wantMsg: planner.ErrNoAPIKey.Error(),
 			wantExt: map[string]any{"code": CodeUnauthenticated},
 		},
 		{
 			name:    "unusable API key",
-			err:     loader.ErrBadAPIKey,
-			wantMsg: loader.ErrBadAPIKey.Error(),
+			err:     planner.ErrBadAPIKey,
+			wantMsg: planner.ErrBadAPIKey.Error(),
 			wantExt: map[string]any{"code": CodeUnauthenticated},
 		},
 		{
@@ -279,7 +273,7 @@ func TestErrorPresenter_DirectCall(t *testing.T) {
 	}{
 		{"rate limited", &restclient.RateLimitError{RetryAfter: time.Second}, CodeRateLimited},
 		{"unknown", errors.New(secretKey), CodeInternal},
-		{"no key", loader.ErrNoAPIKey, CodeUnauthenticated},
+		{"no key", planner.ErrNoAPIKey, CodeUnauthenticated},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := present(context.Background(), tc.err)

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"suregql/graph/model"
+	"suregql/planner"
 	"suregql/restclient"
 )
 
@@ -20,6 +21,7 @@ func categoryFromREST(c *restclient.Category) *model.Category {
 		SubcategoriesCount: c.SubcategoriesCount,
 		CreatedAt:          c.CreatedAt,
 		UpdatedAt:          c.UpdatedAt,
+		Upstream:           c,
 	}
 	if c.Parent != nil {
 		m.ParentID, m.ParentName = c.Parent.ID, c.Parent.Name
@@ -65,15 +67,12 @@ func chatFromShow(c *restclient.Chat) *model.Chat {
 		CreatedAt: c.CreatedAt,
 		UpdatedAt: c.UpdatedAt,
 	}
-	page := messagePageFromREST(c)
-	m.FirstPage = page
+	page := c.MessagePage()
+	m.FirstPage = &page
 	m.MessageCount = page.Total
-	// The newest message is on the last page; when this page is the last,
+	// The newest message is on the last page; when this page holds it,
 	// lastMessageAt is known without another call.
-	// (An empty page of a chat with messages is a page past the end that
-	// the upstream did not turn into its last page: nothing is known then.)
-	holdsNewest := page.Page*page.PerPage >= page.Total || len(page.Messages) >= page.Total
-	if holdsNewest && (len(page.Messages) > 0 || page.Total == 0) {
+	if page.HoldsNewest() {
 		m.LastMessageKnown = true
 		if n := len(page.Messages); n > 0 {
 			t := page.Messages[n-1].CreatedAt
@@ -83,22 +82,9 @@ func chatFromShow(c *restclient.Chat) *model.Chat {
 	return m
 }
 
-// messagePageFromREST maps the messages of a chat answer with their page;
-// an answer without a pagination block is one complete page.
-func messagePageFromREST(c *restclient.Chat) *model.MessagePage {
-	p := &model.MessagePage{Page: 1, PerPage: restclient.MessagesPerPage, Total: len(c.Messages)}
-	if c.Pagination != nil {
-		p.Page = max(c.Pagination.Page, 1)
-		if c.Pagination.PerPage > 0 {
-			p.PerPage = c.Pagination.PerPage
-		}
-		p.Total = max(c.Pagination.TotalCount, len(c.Messages))
-	}
-	p.Messages = make([]*model.Message, len(c.Messages))
-	for i := range c.Messages {
-		p.Messages[i] = messageFromREST(&c.Messages[i])
-	}
-	return p
+// chatRef is what the planner needs of a chat to read its messages.
+func chatRef(c *model.Chat) planner.ChatRef {
+	return planner.ChatRef{ID: c.ID, MessageCount: c.MessageCount, Shown: c.FirstPage}
 }
 
 func messageFromREST(m *restclient.Message) *model.Message {

@@ -79,6 +79,10 @@ func TestCategoryFromREST(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := categoryFromREST(&tc.in)
+			if got.Upstream != &tc.in {
+				t.Errorf("Upstream = %p, want the answer mapped (%p): the planner plans with it", got.Upstream, &tc.in)
+			}
+			tc.want.Upstream = got.Upstream
 			if !reflect.DeepEqual(*got, tc.want) {
 				t.Errorf("got %s, want %s", show(got), show(tc.want))
 			}
@@ -215,6 +219,12 @@ func TestChatFromShow(t *testing.T) {
 	}
 }
 
+// mappedPage is a chat answer's page of messages as GraphQL serves it.
+type mappedPage struct {
+	Page, PerPage, Total int
+	Messages             []*model.Message
+}
+
 func TestMessagePageFromREST(t *testing.T) {
 	at := ts("2026-01-12T17:20:05Z")
 	args := json.RawMessage(`{"page":1}`)
@@ -227,12 +237,12 @@ func TestMessagePageFromREST(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		in   restclient.Chat
-		want model.MessagePage
+		want mappedPage
 	}{
 		{
 			name: "messages in order, with model and tool calls",
 			in:   restclient.Chat{Messages: []restclient.Message{user, assistant}, Pagination: &restclient.Pagination{Page: 1, PerPage: 50, TotalCount: 2, TotalPages: 1}},
-			want: model.MessagePage{Page: 1, PerPage: 50, Total: 2, Messages: []*model.Message{
+			want: mappedPage{Page: 1, PerPage: 50, Total: 2, Messages: []*model.Message{
 				{ID: "m1", Type: "user_message", Role: "user", Content: "Hi", ToolCalls: []*model.ToolCall{}, CreatedAt: at, UpdatedAt: at},
 				{
 					ID: "m2", Type: "assistant_message", Role: "assistant", Content: "Here", Model: ptr("gpt-4.1"),
@@ -244,26 +254,30 @@ func TestMessagePageFromREST(t *testing.T) {
 		{
 			name: "no pagination block",
 			in:   restclient.Chat{Messages: []restclient.Message{user}},
-			want: model.MessagePage{Page: 1, PerPage: restclient.MessagesPerPage, Total: 1, Messages: []*model.Message{
+			want: mappedPage{Page: 1, PerPage: restclient.MessagesPerPage, Total: 1, Messages: []*model.Message{
 				{ID: "m1", Type: "user_message", Role: "user", Content: "Hi", ToolCalls: []*model.ToolCall{}, CreatedAt: at, UpdatedAt: at},
 			}},
 		},
 		{
 			name: "no messages is an empty list",
 			in:   restclient.Chat{Pagination: &restclient.Pagination{Page: 1, PerPage: 50, TotalCount: 0, TotalPages: 1}},
-			want: model.MessagePage{Page: 1, PerPage: 50, Total: 0, Messages: []*model.Message{}},
+			want: mappedPage{Page: 1, PerPage: 50, Total: 0, Messages: []*model.Message{}},
 		},
 		{
 			name: "overflow page as the server reported it",
 			in:   restclient.Chat{Messages: []restclient.Message{user}, Pagination: &restclient.Pagination{Page: 3, PerPage: 50, TotalCount: 101, TotalPages: 3}},
-			want: model.MessagePage{Page: 3, PerPage: 50, Total: 101, Messages: []*model.Message{
+			want: mappedPage{Page: 3, PerPage: 50, Total: 101, Messages: []*model.Message{
 				{ID: "m1", Type: "user_message", Role: "user", Content: "Hi", ToolCalls: []*model.ToolCall{}, CreatedAt: at, UpdatedAt: at},
 			}},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := messagePageFromREST(&tc.in)
-			if !reflect.DeepEqual(*got, tc.want) {
+			p := tc.in.MessagePage()
+			got := mappedPage{Page: p.Page, PerPage: p.PerPage, Total: p.Total, Messages: make([]*model.Message, len(p.Messages))}
+			for i := range p.Messages {
+				got.Messages[i] = messageFromREST(&p.Messages[i])
+			}
+			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("got %s, want %s", show(got), show(tc.want))
 			}
 			// Non-null GraphQL lists: never nil.

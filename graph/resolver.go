@@ -1,16 +1,15 @@
 // Package graph is the GraphQL side of the facade: the gqlgen executable
 // schema (generated.go), the resolvers, the mapping from upstream types to
 // GraphQL models, and the error presenter.
+//
+// Resolvers validate their arguments, ask the request's planner (package
+// planner) for the upstream data, and map it to models: which upstream
+// calls an operation makes is decided in package planner alone.
 package graph
 
-import (
-	"log/slog"
-)
-
-// Resolver holds the long-lived dependencies of the resolvers. gqlgen runs
-// resolvers concurrently, so nothing here is mutated after construction;
-// per-request state (the caller's key and loaders) lives in the context, see
-// package loader.
-type Resolver struct {
-	Log *slog.Logger
-}
+// Resolver is the root of the resolvers. It holds nothing: the resolvers'
+// one dependency is the request's *planner.Planner, made per request by
+// planner.Middleware from the server's long-lived planner.Shared (the
+// upstream client, caches and limits). A request without it is a wiring
+// bug, answered INTERNAL, never blamed on the caller's key.
+type Resolver struct{}

@@ -8,9 +8,8 @@ package graph
 import (
 	"context"
 	"strings"
-	"suregql/graph/loader"
 	"suregql/graph/model"
-	"suregql/paging"
+	"suregql/planner"
 	"suregql/restclient"
 	"time"
 
@@ -26,21 +25,32 @@ func (r *categoryResolver) Parent(ctx context.Context, obj *model.Category) (*mo
 	if wantsOnly(graphql.CollectFieldsCtx(ctx, nil), "id", "name") {
 		return &model.Category{ID: obj.ParentID, Name: obj.ParentName}, nil
 	}
-	l, err := loader.For(ctx)
+	p, err := planner.For(ctx)
 	if err != nil {
 		return nil, err
 	}
-	// Batched with every other parent of the operation.
-	c, err := l.Parent(ctx, obj.ParentID)
+	c, err := p.Category(ctx, obj.ParentID)
 	if err != nil {
-		return nil, asNotFound(err, "category", obj.ParentID)
+		return nil, err
 	}
 	return categoryFromREST(c), nil
 }
 
 // Subcategories is the resolver for the subcategories field.
 func (r *categoryResolver) Subcategories(ctx context.Context, obj *model.Category, first *int, after *string, last *int, before *string) (*model.CategoryConnection, error) {
-	return subcategories(ctx, obj, pageArgs(first, after, last, before))
+	req, err := planner.ParseCategories(planner.CategoryFilter{ParentID: obj.ID}, pageArgs(first, after, last, before))
+	if err != nil {
+		return nil, err
+	}
+	p, err := planner.For(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res, err := p.Subcategories(ctx, obj.Upstream, req, nodeWant(ctx))
+	if err != nil {
+		return nil, err
+	}
+	return categoryConnection(req.List, res), nil
 }
 
 // LastMessageAt is the resolver for the lastMessageAt field.
@@ -48,18 +58,28 @@ func (r *chatResolver) LastMessageAt(ctx context.Context, obj *model.Chat) (*tim
 	if obj.LastMessageKnown {
 		return obj.LastMessageAt, nil
 	}
-	// A show answer with more than one page of messages: the newest is on
-	// the last page.
-	l, err := loader.For(ctx)
+	p, err := planner.For(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return lastMessageAt(ctx, l, obj)
+	return p.LastMessageAt(ctx, chatRef(obj))
 }
 
 // Messages is the resolver for the messages field.
 func (r *chatResolver) Messages(ctx context.Context, obj *model.Chat, first *int, after *string, last *int, before *string) (*model.MessageConnection, error) {
-	return messageList(ctx, obj, pageArgs(first, after, last, before))
+	req, err := planner.ParseMessages(chatRef(obj), pageArgs(first, after, last, before))
+	if err != nil {
+		return nil, err
+	}
+	p, err := planner.For(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res, err := p.Messages(ctx, chatRef(obj), req)
+	if err != nil {
+		return nil, err
+	}
+	return messageConnection(req.List, res), nil
 }
 
 // CreateChat is the resolver for the createChat field.
@@ -69,7 +89,7 @@ func (r *mutationResolver) CreateChat(ctx context.Context, input model.CreateCha
 		out.UserErrors = append(out.UserErrors, blankTitle())
 		return out, nil
 	}
-	l, err := loader.For(ctx)
+	p, err := planner.For(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -80,11 +100,11 @@ func (r *mutationResolver) CreateChat(ctx context.Context, input model.CreateCha
 	if input.Model != nil {
 		req.Model = *input.Model
 	}
-	chat, confirmed, err := createChat(ctx, l, req)
-	if out.Chat, out.UserErrors, err = writeOutcome(chat, err); err != nil {
+	written, err := p.CreateChat(ctx, req)
+	if out.Chat, out.UserErrors, err = writeOutcome(written, err); err != nil {
 		return nil, err
 	}
-	out.ConfirmedByRead = confirmed
+	out.ConfirmedByRead = written.ConfirmedByRead
 	return out, nil
 }
 
@@ -103,61 +123,37 @@ func (r *mutationResolver) UpdateChat(ctx context.Context, input model.UpdateCha
 	if len(out.UserErrors) > 0 {
 		return out, nil
 	}
-	l, err := loader.For(ctx)
+	p, err := planner.For(ctx)
 	if err != nil {
 		return nil, err
 	}
-	chat, confirmed, err := updateChat(ctx, l, id, input.Title)
-	if out.Chat, out.UserErrors, err = writeOutcome(chat, err); err != nil {
+	written, err := p.UpdateChat(ctx, id, input.Title)
+	if out.Chat, out.UserErrors, err = writeOutcome(written, err); err != nil {
 		return nil, err
 	}
-	out.ConfirmedByRead = confirmed
+	out.ConfirmedByRead = written.ConfirmedByRead
 	return out, nil
 }
 
 // Categories is the resolver for the categories field.
 func (r *queryResolver) Categories(ctx context.Context, first *int, after *string, last *int, before *string, classification *model.CategoryClassification, rootsOnly *bool, parentID *string) (*model.CategoryConnection, error) {
-	var f loader.CategoryFilter
-	if classification != nil {
-		f.Classification = classificationToREST(*classification)
-	}
-	if rootsOnly != nil {
-		f.RootsOnly = *rootsOnly
-	}
-	if parentID != nil {
-		id, err := canonicalID("parentId", *parentID)
-		if err != nil {
-			return nil, err
-		}
-		f.ParentID = id
-	}
-	args := pageArgs(first, after, last, before)
-	// Arguments are checked before the look-ahead: bad input costs no call,
-	// and neither does a window that is empty by arithmetic.
-	req, err := paging.Parse(f.List(), args, DefaultCategoryPage)
+	f, err := categoryFilter(classification, rootsOnly, parentID)
 	if err != nil {
 		return nil, err
 	}
-	if _, empty, _ := req.Empty(); empty || f.ParentID != "" || !wantsSubcategories(ctx) {
-		return categoryList(ctx, f, args, -1, nil)
-	}
-	// Look-ahead: the tree may come cheaper from one read of the family;
-	// and the subcategories of the whole page are planned together.
-	l, err := loader.For(ctx)
+	req, err := planner.ParseCategories(f, pageArgs(first, after, last, before))
 	if err != nil {
 		return nil, err
 	}
-	l.PrefetchFamily(ctx, f.Classification, windowSize(args, DefaultCategoryPage), args.After == nil && args.Last == nil)
-	conn, err := categoryList(ctx, f, args, -1, nil)
+	p, err := planner.For(ctx)
 	if err != nil {
 		return nil, err
 	}
-	keys := make([]loader.ParentKey, 0, len(conn.Nodes))
-	for _, n := range conn.Nodes {
-		keys = append(keys, parentKey(n))
+	res, err := p.Categories(ctx, f, req, nodeWant(ctx))
+	if err != nil {
+		return nil, err
 	}
-	l.ExpectChildren(keys)
-	return conn, nil
+	return categoryConnection(req.List, res), nil
 }
 
 // Category is the resolver for the category field.
@@ -166,20 +162,35 @@ func (r *queryResolver) Category(ctx context.Context, id string) (*model.Categor
 	if err != nil {
 		return nil, err
 	}
-	l, err := loader.For(ctx)
+	p, err := planner.For(ctx)
 	if err != nil {
 		return nil, err
 	}
-	c, err := l.Category(ctx, id)
+	// Every category root field of the operation is looked up together.
+	p.ExpectCategories(rootCategoryIDs(ctx)...)
+	c, err := p.Category(ctx, id)
 	if err != nil {
-		return nil, asNotFound(err, "category", id)
+		return nil, err
 	}
+	p.Expect([]*restclient.Category{c}, categoryWant(graphql.GetOperationContext(ctx), graphql.CollectFieldsCtx(ctx, nil)))
 	return categoryFromREST(c), nil
 }
 
 // Chats is the resolver for the chats field.
 func (r *queryResolver) Chats(ctx context.Context, first *int, after *string, last *int, before *string) (*model.ChatConnection, error) {
-	return chatList(ctx, pageArgs(first, after, last, before))
+	req, err := planner.ParseChats(pageArgs(first, after, last, before))
+	if err != nil {
+		return nil, err
+	}
+	p, err := planner.For(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res, err := p.Chats(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return chatConnection(req.List, res), nil
 }
 
 // Chat is the resolver for the chat field.
@@ -188,13 +199,13 @@ func (r *queryResolver) Chat(ctx context.Context, id string) (*model.Chat, error
 	if err != nil {
 		return nil, err
 	}
-	l, err := loader.For(ctx)
+	p, err := planner.For(ctx)
 	if err != nil {
 		return nil, err
 	}
-	c, err := l.Client().GetChat(ctx, id, showPage(ctx))
+	c, err := p.Chat(ctx, id, chatWant(ctx))
 	if err != nil {
-		return nil, asNotFound(err, "chat", id)
+		return nil, err
 	}
 	return chatFromShow(c), nil
 }
@@ -205,24 +216,24 @@ func (r *queryResolver) Import(ctx context.Context, id string) (*model.Import, e
 	if err != nil {
 		return nil, err
 	}
-	l, err := loader.For(ctx)
+	p, err := planner.For(ctx)
 	if err != nil {
 		return nil, err
 	}
-	imp, err := l.Client().GetImport(ctx, id)
+	imp, err := p.Import(ctx, id)
 	if err != nil {
-		return nil, asNotFound(err, "import", id)
+		return nil, err
 	}
 	return importFromREST(imp), nil
 }
 
 // RateLimit is the resolver for the rateLimit field.
 func (r *queryResolver) RateLimit(ctx context.Context) (*model.RateLimit, error) {
-	l, err := loader.For(ctx)
+	p, err := planner.For(ctx)
 	if err != nil {
 		return nil, err
 	}
-	rl, err := l.CurrentRateLimit(ctx)
+	rl, err := p.CurrentRateLimit(ctx)
 	if err != nil {
 		return nil, err
 	}

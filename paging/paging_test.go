@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"suregql/badinput"
 	"sync"
 	"testing"
 
@@ -164,18 +165,18 @@ func TestParse_Errors(t *testing.T) {
 			if !paging.IsArgumentError(err) {
 				t.Errorf("IsArgumentError(%v) = false, want true", err)
 			}
-			var ae *paging.ArgumentError
+			var ae *badinput.Error
+			if !errors.As(err, &ae) {
+				t.Fatalf("Parse error = %T %v, want *badinput.Error", err, err)
+			}
 			if tt.wantArg == "" {
-				if !errors.Is(err, paging.ErrInvalidCursor) {
-					t.Errorf("Parse error = %v, want one wrapping ErrInvalidCursor", err)
+				if !errors.Is(err, paging.ErrInvalidCursor) || (ae.Arg != "after" && ae.Arg != "before") {
+					t.Errorf("Parse error = %v (argument %q), want one for a cursor wrapping ErrInvalidCursor", err, ae.Arg)
 				}
 				return
 			}
-			if !errors.As(err, &ae) {
-				t.Fatalf("Parse error = %T %v, want *ArgumentError", err, err)
-			}
 			if ae.Arg != tt.wantArg {
-				t.Errorf("ArgumentError.Arg = %q, want %q", ae.Arg, tt.wantArg)
+				t.Errorf("badinput.Error.Arg = %q, want %q", ae.Arg, tt.wantArg)
 			}
 		})
 	}

@@ -3,6 +3,7 @@ package paging
 import (
 	"errors"
 	"fmt"
+	"suregql/badinput"
 )
 
 // MaxPageSize is the largest first or last a caller may ask for.
@@ -16,14 +17,6 @@ type Args struct {
 	Before *string
 }
 
-// ArgumentError is a connection argument the caller must fix.
-type ArgumentError struct {
-	Arg string
-	Msg string
-}
-
-func (e *ArgumentError) Error() string { return fmt.Sprintf("%s: %s", e.Arg, e.Msg) }
-
 // Request is a validated connection request on one list.
 type Request struct {
 	List    string // identity of the list (kind and filters), for cursors
@@ -35,21 +28,22 @@ type Request struct {
 }
 
 // Parse validates args for list. defaultSize applies when neither first nor
-// last is given. Errors are *ArgumentError, or wrap ErrInvalidCursor.
+// last is given. Errors are *badinput.Error (wrapping ErrInvalidCursor
+// for a cursor).
 func Parse(list string, args Args, defaultSize int) (Request, error) {
 	r := Request{List: list, end: -1, known: -1, n: defaultSize}
 	if args.First != nil && args.Last != nil {
-		return r, &ArgumentError{Arg: "first", Msg: "give first or last, not both"}
+		return r, badinput.New("first", "give first or last, not both")
 	}
 	for name, v := range map[string]*int{"first": args.First, "last": args.Last} {
 		if v == nil {
 			continue
 		}
 		if *v < 0 {
-			return r, &ArgumentError{Arg: name, Msg: "must not be negative"}
+			return r, badinput.New(name, "must not be negative")
 		}
 		if *v > MaxPageSize {
-			return r, &ArgumentError{Arg: name, Msg: fmt.Sprintf("must be at most %d", MaxPageSize)}
+			return r, badinput.New(name, fmt.Sprintf("must be at most %d", MaxPageSize))
 		}
 		r.n = *v
 	}
@@ -57,14 +51,14 @@ func Parse(list string, args Args, defaultSize int) (Request, error) {
 	if args.After != nil {
 		p, err := DecodeCursor(list, *args.After)
 		if err != nil {
-			return r, fmt.Errorf("after: %w", err)
+			return r, badinput.Wrap("after", err)
 		}
 		r.start = p.Offset + 1
 	}
 	if args.Before != nil {
 		p, err := DecodeCursor(list, *args.Before)
 		if err != nil {
-			return r, fmt.Errorf("before: %w", err)
+			return r, badinput.Wrap("before", err)
 		}
 		r.end = p.Offset
 	}
@@ -79,11 +73,19 @@ func (r Request) WithKnownTotal(total int) Request {
 	return r
 }
 
+// Size returns how many items the window asks for: first, last or the
+// default size.
+func (r Request) Size() int { return r.n }
+
+// FromStart reports whether the window starts at the list's beginning (no
+// after cursor, not counted from the end).
+func (r Request) FromStart() bool { return r.start == 0 && !r.fromEnd }
+
 // IsArgumentError reports whether err is the caller's fault: a bad
 // first/last or a bad cursor.
 func IsArgumentError(err error) bool {
-	var ae *ArgumentError
-	return errors.As(err, &ae) || errors.Is(err, ErrInvalidCursor)
+	var bad *badinput.Error
+	return errors.As(err, &bad)
 }
 
 // Window is a resolved offset range [Start, End) of a list of Total items.

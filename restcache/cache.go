@@ -67,10 +67,10 @@ func (c *Cache) Fetch(ctx context.Context, key restclient.RequestKey, fetch func
 	return resp, nil
 }
 
-// Invalidate forgets apiKey's cached answers of a resource ("chats") after
+// Invalidate forgets apiKey's cached answers of a resource after
 // that key wrote to it. Entries of the old generation are never read again
 // and age out of the LRU.
-func (c *Cache) Invalidate(apiKey, res string) { c.gens.Invalidate(apiKey, res) }
+func (c *Cache) Invalidate(apiKey string, res restclient.Resource) { c.gens.Invalidate(apiKey, res) }
 
 // Forget drops every answer cached for apiKey and its write generations:
 // the upstream said the key is not (or no longer) valid.

@@ -43,7 +43,7 @@ func (b *byKey[V]) lru() *lru.Cache[string, V] {
 // the number given to NewGenerations).
 type Generations struct {
 	mu   sync.Mutex // makes Invalidate's read-modify-write atomic
-	keys byKey[map[string]uint64]
+	keys byKey[map[restclient.Resource]uint64]
 }
 
 // NewGenerations returns generations for at most maxKeys keys; onForget,
@@ -53,7 +53,7 @@ func NewGenerations(maxKeys int, onForget func(keyHash string)) *Generations {
 	g := &Generations{}
 	g.keys.max = maxKeys
 	if onForget != nil {
-		g.keys.onEvict = func(kh string, _ map[string]uint64) { onForget(kh) }
+		g.keys.onEvict = func(kh string, _ map[restclient.Resource]uint64) { onForget(kh) }
 	}
 	return g
 }
@@ -63,18 +63,18 @@ func (g *Generations) Of(key restclient.RequestKey) uint64 {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	m, _ := g.keys.lru().Peek(KeyHash(key.APIKey))
-	return m[resource(key.Path)]
+	return m[key.Resource()]
 }
 
-// Invalidate starts a new generation of apiKey's resource ("chats") after
-// that key wrote to it.
-func (g *Generations) Invalidate(apiKey, res string) {
+// Invalidate starts a new generation of apiKey's resource after that key
+// wrote to it.
+func (g *Generations) Invalidate(apiKey string, res restclient.Resource) {
 	kh := KeyHash(apiKey)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	m, ok := g.keys.lru().Get(kh)
 	if !ok {
-		m = map[string]uint64{}
+		m = map[restclient.Resource]uint64{}
 	}
 	m[res]++
 	g.keys.lru().Add(kh, m)

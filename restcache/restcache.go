@@ -35,11 +35,3 @@ func keyOfID(id string) string {
 	h, _, _ := strings.Cut(id, " ")
 	return h
 }
-
-// resource is the first path segment: "categories", "chats", "imports".
-func resource(path string) string {
-	if i := strings.IndexAny(path, "/?"); i >= 0 {
-		return path[:i]
-	}
-	return path
-}

@@ -302,7 +302,7 @@ func TestCoalescer_CancelledCallerDoesNotFailTheOther(t *testing.T) {
 // invalidate is set) Invalidate(key, invalidate).
 type step struct {
 	key, path  string
-	invalidate string
+	invalidate restclient.Resource
 	wantMiss   bool
 }
 
@@ -310,7 +310,10 @@ func fetchStep(key, path string, wantMiss bool) step {
 	return step{key: key, path: path, wantMiss: wantMiss}
 }
 
-func invalidate(key, resource string) step { return step{key: key, invalidate: resource} } //nolint:unparam // steps name their key, as fetchStep's do
+//nolint:unparam // steps name their key, as fetchStep's do
+func invalidate(key string, resource restclient.Resource) step {
+	return step{key: key, invalidate: resource}
+}
 
 func TestCache_Fetch(t *testing.T) {
 	const k1, k2 = "key-1", "key-2"

@@ -47,17 +47,41 @@ type Call struct {
 	Err       error
 }
 
+// Resource is a collection of the upstream API: what a request reads or
+// writes, and what a write makes stale.
+type Resource string
+
+// The resources of the Sure API the facade speaks to.
+const (
+	Categories Resource = "categories"
+	Chats      Resource = "chats"
+	Imports    Resource = "imports"
+)
+
+// ResourceOf returns the resource a path (relative to /api/v1) names: its
+// first segment, or "" for a path the facade never sends.
+func ResourceOf(path string) Resource {
+	path = strings.TrimLeft(path, "/")
+	if i := strings.IndexAny(path, "/?"); i >= 0 {
+		path = path[:i]
+	}
+	switch r := Resource(path); r {
+	case Categories, Chats, Imports:
+		return r
+	}
+	return ""
+}
+
 // Endpoint returns the endpoint template of a request to path (relative to
 // /api/v1): the resource, then {id} for the record segment, e.g.
 // "GET /api/v1/chats/{id}".
 func Endpoint(method, path string) string {
-	path, _, _ = strings.Cut(path, "?")
-	res, rest, hasID := strings.Cut(strings.Trim(path, "/"), "/")
-	switch res {
-	case "categories", "chats", "imports":
-	default:
+	res := string(ResourceOf(path))
+	if res == "" {
 		res = "{unknown}"
 	}
+	path, _, _ = strings.Cut(path, "?")
+	_, rest, hasID := strings.Cut(strings.Trim(path, "/"), "/")
 	tmpl := method + " /api/v1/" + res
 	if hasID && rest != "" {
 		tmpl += "/{id}"
@@ -269,6 +293,9 @@ type RequestKey struct {
 	APIKey string
 	Path   string
 }
+
+// Resource returns the resource the request reads.
+func (k RequestKey) Resource() Resource { return ResourceOf(k.Path) }
 
 // Response is an upstream answer whose body has been read. It is immutable,
 // so fetchers may hand the same Response to several callers.

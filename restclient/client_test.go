@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"suregql/badinput"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -619,12 +620,12 @@ func TestClient_InvalidIDs(t *testing.T) {
 			t.Run(ep.name+"/"+strconv.Quote(id), func(t *testing.T) {
 				u := newUpstream(t, refuse(t))
 				err := ep.call(t.Context(), u.client(t), id)
-				var ie *InvalidIDError
+				var ie *badinput.Error
 				if !errors.As(err, &ie) {
-					t.Fatalf("error = %T %v, want *InvalidIDError", err, err)
+					t.Fatalf("error = %T %v, want *badinput.Error", err, err)
 				}
-				if want := (InvalidIDError{Field: ep.field, Value: id}); *ie != want {
-					t.Errorf("InvalidIDError = %+v, want %+v", *ie, want)
+				if want := ep.field + ": " + badinput.Quote(id) + " is not a UUID"; ie.Arg != ep.field || ie.Error() != want {
+					t.Errorf("error = %q (argument %q), want %q", ie.Error(), ie.Arg, want)
 				}
 				if IsNotFound(err) {
 					t.Errorf("IsNotFound(%v) = true, want false", err)
@@ -667,9 +668,9 @@ func TestCanonicalID(t *testing.T) {
 		t.Errorf("CanonicalID(upper, braces) = %q, %v; want %q, nil", got, err, catID)
 	}
 	_, err = CanonicalID("parent_id", "root")
-	var ie *InvalidIDError
-	if !errors.As(err, &ie) || ie.Field != "parent_id" || ie.Value != "root" {
-		t.Errorf("CanonicalID(junk) error = %v, want *InvalidIDError{parent_id, root}", err)
+	var ie *badinput.Error
+	if !errors.As(err, &ie) || ie.Arg != "parent_id" || ie.Error() != `parent_id: "root" is not a UUID` {
+		t.Errorf("CanonicalID(junk) error = %v, want the *badinput.Error for parent_id", err)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"suregql/badinput"
 
 	"github.com/google/uuid"
 )
@@ -19,13 +20,15 @@ const ChatsPerPage = 20
 // MessagesPerPage is the fixed page size of a chat's messages.
 const MessagesPerPage = 50
 
-// CanonicalID returns the canonical form of a UUID, or an *InvalidIDError.
-// uuid.Parse accepts braces and URNs, so the parsed value's String() is sent,
-// never the caller's text.
+// CanonicalID returns the canonical form of a UUID, or a *badinput.Error
+// for field, before any request is sent: the upstream would answer 404 for
+// a path id, but for parent_id it casts junk to NULL and answers the root
+// categories. uuid.Parse accepts braces and URNs, so the parsed value's
+// String() is sent, never the caller's text.
 func CanonicalID(field, id string) (string, error) {
 	u, err := uuid.Parse(id)
 	if err != nil {
-		return "", &InvalidIDError{Field: field, Value: id}
+		return "", badinput.New(field, badinput.Quote(id)+" is not a UUID")
 	}
 	return u.String(), nil
 }

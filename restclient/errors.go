@@ -135,18 +135,6 @@ func OutcomeUnknown(err error) bool {
 	return true
 }
 
-// InvalidIDError is returned, before any request is sent, for an id that is
-// not a UUID. The upstream would answer 404 for a path id, but for
-// parent_id it casts junk to NULL and answers the root categories.
-type InvalidIDError struct {
-	Field string
-	Value string
-}
-
-func (e *InvalidIDError) Error() string {
-	return fmt.Sprintf("restclient: %s %q is not a UUID", e.Field, e.Value)
-}
-
 // IsNotFound reports whether err is an upstream 404.
 func IsNotFound(err error) bool {
 	var ae *APIError

@@ -219,7 +219,6 @@ func TestAPIError_Error(t *testing.T) {
 		{err: &RateLimitError{APIError: APIError{Op: "GET /chats", StatusCode: 429}, RetryAfter: 90 * time.Second}, want: "restclient: GET /chats: rate limited, retry after 1m30s"},
 		{err: &UnavailableError{Op: "GET /chats", Status: 503, Err: errors.New("status 503")}, want: "restclient: GET /chats: upstream unavailable (status 503): status 503"},
 		{err: &UnavailableError{Op: "GET /chats", Err: errors.New("dial tcp: refused")}, want: "restclient: GET /chats: upstream unavailable: dial tcp: refused"},
-		{err: &InvalidIDError{Field: "parent_id", Value: "root"}, want: `restclient: parent_id "root" is not a UUID`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {

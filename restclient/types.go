@@ -70,6 +70,37 @@ type Chat struct {
 	Pagination *Pagination `json:"pagination"`
 }
 
+// MessagePage is the page of messages a chat answer carries, with where
+// it sits in the chat's whole list.
+type MessagePage struct {
+	Page, PerPage, Total int
+	Messages             []Message
+}
+
+// MessagePage returns the page of messages c carries. An answer without a
+// pagination block is one complete page; a total below what the page holds
+// is raised to it.
+func (c *Chat) MessagePage() MessagePage {
+	p := MessagePage{Page: 1, PerPage: MessagesPerPage, Total: len(c.Messages), Messages: c.Messages}
+	if c.Pagination != nil {
+		p.Page = max(c.Pagination.Page, 1)
+		if c.Pagination.PerPage > 0 {
+			p.PerPage = c.Pagination.PerPage
+		}
+		p.Total = max(c.Pagination.TotalCount, len(c.Messages))
+	}
+	return p
+}
+
+// HoldsNewest reports whether the page holds the chat's newest message
+// (or the chat has none): the newest is on the last page. An empty page of
+// a chat with messages is a page past the end that the upstream did not
+// turn into its last page: it holds nothing.
+func (p MessagePage) HoldsNewest() bool {
+	last := p.Page*p.PerPage >= p.Total || len(p.Messages) >= p.Total
+	return last && (len(p.Messages) > 0 || p.Total == 0)
+}
+
 // Message is a chat message. Model is set on assistant messages only.
 type Message struct {
 	ID        string     `json:"id"`

@@ -5,6 +5,8 @@ package model
 
 import (
 	"time"
+
+	"suregql/restclient"
 )
 
 // Category is a category as the upstream described it. Parent and
@@ -21,6 +23,9 @@ type Category struct {
 	SubcategoriesCount int
 	CreatedAt          time.Time
 	UpdatedAt          time.Time
+	// Upstream is the answer the category was mapped from: what the
+	// planner plans its subcategories and parent with.
+	Upstream *restclient.Category
 }
 
 // Chat is a chat from the list, a show answer or a mutation. The list gives
@@ -39,15 +44,7 @@ type Chat struct {
 	LastMessageKnown bool
 	// FirstPage is the page of messages a show/create/update answer carried,
 	// or nil for a chat from the list.
-	FirstPage *MessagePage
-}
-
-// MessagePage is one upstream page of a chat's messages.
-type MessagePage struct {
-	Page     int
-	PerPage  int
-	Total    int
-	Messages []*Message
+	FirstPage *restclient.MessagePage
 }
 
 // Message is a chat message.

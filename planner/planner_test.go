@@ -1,4 +1,4 @@
-package loader_test
+package planner_test
 
 import (
 	"context"
@@ -13,8 +13,8 @@ import (
 	"testing/synctest"
 	"time"
 
-	"suregql/graph/loader"
 	"suregql/paging"
+	"suregql/planner"
 	"suregql/restcache"
 	"suregql/restclient"
 	"suregql/restclienttest"
@@ -87,8 +87,8 @@ func familyOf(t *testing.T, fake *restclienttest.Server, key string) family {
 }
 
 // parentKey is the ParentKey the subcategories resolver builds for root.
-func (f family) parentKey(root restclienttest.Category) loader.ParentKey {
-	return loader.ParentKey{ID: root.ID, Classification: root.Classification, Count: len(f.children[root.ID])}
+func (f family) parentKey(root restclienttest.Category) planner.ParentKey {
+	return planner.ParentKey{ID: root.ID, Classification: root.Classification, Count: len(f.children[root.ID])}
 }
 
 // rootsWhere returns up to n roots (n < 0: all) for which keep holds.
@@ -122,7 +122,7 @@ func restName(c *restclient.Category) string    { return c.Name }
 
 // loadChildren asks for the subcategories of every key at once, each from
 // its own goroutine, as gqlgen resolves the nodes of a list.
-func loadChildren(ctx context.Context, l *loader.Loaders, keys []loader.ParentKey) ([][]*restclient.Category, []error) {
+func loadChildren(ctx context.Context, l *planner.Planner, keys []planner.ParentKey) ([][]*restclient.Category, []error) {
 	out := make([][]*restclient.Category, len(keys))
 	errs := make([]error, len(keys))
 	var wg sync.WaitGroup
@@ -204,8 +204,8 @@ func TestChildren_BatchesIntoFewCalls(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			up.bubble(t, func(t *testing.T, c *restclient.Client) {
-				l := loader.New(&loader.Shared{Upstream: c}, tc.key)
-				keys := make([]loader.ParentKey, len(tc.roots))
+				l := planner.New(&planner.Shared{Upstream: c}, tc.key)
+				keys := make([]planner.ParentKey, len(tc.roots))
 				for i, r := range tc.roots {
 					keys[i] = tc.f.parentKey(r)
 				}
@@ -218,7 +218,7 @@ func TestChildren_BatchesIntoFewCalls(t *testing.T) {
 					t.Errorf("upstream calls = %d for %d roots, want 1..%d (requests: %v)", calls, len(keys), tc.wantCalls, lastRequests(up.fake, calls))
 				}
 				if got := l.Calls(); got != calls {
-					t.Errorf("Loaders.Calls() = %d, want %d (what the upstream counted)", got, calls)
+					t.Errorf("Planner.Calls() = %d, want %d (what the upstream counted)", got, calls)
 				}
 
 				// Asked again in the same operation: answered from memory.
@@ -242,8 +242,8 @@ func TestChildren_UsesKnownFamilySize(t *testing.T) {
 	up.bubble(t, func(t *testing.T, c *restclient.Client) {
 		sizes := &restcache.FamilySizes{}
 		sizes.Observe(restclienttest.LargeFamilyKey, "", 5000)
-		l := loader.New(&loader.Shared{Upstream: c, FamilySizes: sizes}, restclienttest.LargeFamilyKey)
-		keys := make([]loader.ParentKey, len(roots))
+		l := planner.New(&planner.Shared{Upstream: c, FamilySizes: sizes}, restclienttest.LargeFamilyKey)
+		keys := make([]planner.ParentKey, len(roots))
 		for i, r := range roots {
 			keys[i] = large.parentKey(r)
 		}
@@ -264,20 +264,20 @@ func TestChildren_Budget(t *testing.T) {
 
 	t.Run("nothing affordable: refused, nothing sent", func(t *testing.T) {
 		up.bubble(t, func(t *testing.T, c *restclient.Client) {
-			l := loader.New(&loader.Shared{Upstream: c, MaxCalls: 1}, restclienttest.DemoKey)
+			l := planner.New(&planner.Shared{Upstream: c, MaxCalls: 1}, restclienttest.DemoKey)
 			if _, err := l.Client().ListChats(t.Context(), 1); err != nil {
 				t.Fatal(err)
 			}
 			roots := demo.rootsWhere(2, demo.hasChildren)
 			before := up.fake.Calls()
-			_, errs := loadChildren(t.Context(), l, []loader.ParentKey{demo.parentKey(roots[0]), demo.parentKey(roots[1])})
+			_, errs := loadChildren(t.Context(), l, []planner.ParentKey{demo.parentKey(roots[0]), demo.parentKey(roots[1])})
 			for i, err := range errs {
-				var tooMuch *loader.TooExpensiveError
+				var tooMuch *planner.TooExpensiveError
 				if !errors.As(err, &tooMuch) {
-					t.Errorf("root %d: got error %v, want a *loader.TooExpensiveError", i, err)
+					t.Errorf("root %d: got error %v, want a *planner.TooExpensiveError", i, err)
 					continue
 				}
-				if want := (loader.TooExpensiveError{Budget: 1, Spent: 1, Planned: 2}); *tooMuch != want {
+				if want := (planner.TooExpensiveError{Budget: 1, Spent: 1, Planned: 2}); *tooMuch != want {
 					t.Errorf("root %d: got %+v, want %+v", i, *tooMuch, want)
 				}
 			}
@@ -287,10 +287,10 @@ func TestChildren_Budget(t *testing.T) {
 
 	t.Run("one root within the budget", func(t *testing.T) {
 		up.bubble(t, func(t *testing.T, c *restclient.Client) {
-			l := loader.New(&loader.Shared{Upstream: c, MaxCalls: 1}, restclienttest.DemoKey)
+			l := planner.New(&planner.Shared{Upstream: c, MaxCalls: 1}, restclienttest.DemoKey)
 			roots := demo.rootsWhere(1, demo.hasChildren)
 			before := up.fake.Calls()
-			got, errs := loadChildren(t.Context(), l, []loader.ParentKey{demo.parentKey(roots[0])})
+			got, errs := loadChildren(t.Context(), l, []planner.ParentKey{demo.parentKey(roots[0])})
 			wantChildren(t, demo, roots, got, errs)
 			wantCalls(t, up.fake, before, 1)
 		})
@@ -299,9 +299,9 @@ func TestChildren_Budget(t *testing.T) {
 	t.Run("large: a batch past the budget is refused whole", func(t *testing.T) {
 		up.bubble(t, func(t *testing.T, c *restclient.Client) {
 			const budget = 10
-			l := loader.New(&loader.Shared{Upstream: c, MaxCalls: budget}, restclienttest.LargeFamilyKey)
+			l := planner.New(&planner.Shared{Upstream: c, MaxCalls: budget}, restclienttest.LargeFamilyKey)
 			roots := large.rootsWhere(100, large.hasChildren)
-			keys := make([]loader.ParentKey, len(roots))
+			keys := make([]planner.ParentKey, len(roots))
 			for i, r := range roots {
 				keys[i] = large.parentKey(r)
 			}
@@ -311,9 +311,9 @@ func TestChildren_Budget(t *testing.T) {
 			// the rest needs far more than the budget.
 			wantCalls(t, up.fake, before, 1)
 			for i, err := range errs {
-				var tooMuch *loader.TooExpensiveError
+				var tooMuch *planner.TooExpensiveError
 				if !errors.As(err, &tooMuch) || got[i] != nil {
-					t.Fatalf("root %q: got (%v, %v), want a *loader.TooExpensiveError", roots[i].Name, got[i], err)
+					t.Fatalf("root %q: got (%v, %v), want a *planner.TooExpensiveError", roots[i].Name, got[i], err)
 				}
 				// Planned counts the parents the first page did not answer.
 				if tooMuch.Budget != budget || tooMuch.Spent != 1 || tooMuch.Planned <= 0 || tooMuch.Planned >= len(roots) {
@@ -332,19 +332,19 @@ func TestAffordable(t *testing.T) {
 		budget int
 		spend  int // distinct GETs sent first
 		n      int
-		want   *loader.TooExpensiveError
+		want   *planner.TooExpensiveError
 	}{
 		{"no budget", 0, 2, 1000, nil},
 		{"nothing asked", 3, 3, 0, nil},
 		{"within", 3, 0, 3, nil},
-		{"over", 3, 0, 4, &loader.TooExpensiveError{Budget: 3, Spent: 0, Planned: 4}},
+		{"over", 3, 0, 4, &planner.TooExpensiveError{Budget: 3, Spent: 0, Planned: 4}},
 		{"within after spending", 3, 2, 1, nil},
-		{"over after spending", 3, 2, 2, &loader.TooExpensiveError{Budget: 3, Spent: 2, Planned: 2}},
-		{"spent whole", 2, 2, 1, &loader.TooExpensiveError{Budget: 2, Spent: 2, Planned: 1}},
+		{"over after spending", 3, 2, 2, &planner.TooExpensiveError{Budget: 3, Spent: 2, Planned: 2}},
+		{"spent whole", 2, 2, 1, &planner.TooExpensiveError{Budget: 2, Spent: 2, Planned: 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := up.client(t)
-			l := loader.New(&loader.Shared{Upstream: c, MaxCalls: tc.budget}, restclienttest.DemoKey)
+			l := planner.New(&planner.Shared{Upstream: c, MaxCalls: tc.budget}, restclienttest.DemoKey)
 			for i := range tc.spend {
 				if _, err := l.Client().GetCategory(t.Context(), demo.roots[i].ID); err != nil {
 					t.Fatal(err)
@@ -359,7 +359,7 @@ func TestAffordable(t *testing.T) {
 				}
 				return
 			}
-			var got *loader.TooExpensiveError
+			var got *planner.TooExpensiveError
 			if !errors.As(err, &got) || *got != *tc.want {
 				t.Errorf("Affordable(%d) = %v, want %+v", tc.n, err, *tc.want)
 			}
@@ -370,18 +370,18 @@ func TestAffordable(t *testing.T) {
 func TestGate_RefusesPastTheBudget(t *testing.T) {
 	up := newUpstream(t)
 	demo := familyOf(t, up.fake, restclienttest.DemoKey)
-	l := loader.New(&loader.Shared{Upstream: up.client(t), MaxCalls: 1}, restclienttest.DemoKey)
+	l := planner.New(&planner.Shared{Upstream: up.client(t), MaxCalls: 1}, restclienttest.DemoKey)
 	before := up.fake.Calls()
 	if _, err := l.Client().GetCategory(t.Context(), demo.roots[0].ID); err != nil {
 		t.Fatalf("first call: got %v, want none", err)
 	}
 	_, err := l.Client().GetCategory(t.Context(), demo.roots[1].ID)
 	var gate *restclient.GateError
-	var tooMuch *loader.TooExpensiveError
+	var tooMuch *planner.TooExpensiveError
 	if !errors.As(err, &gate) || !errors.As(err, &tooMuch) {
-		t.Fatalf("second call: got %v, want a GateError wrapping a *loader.TooExpensiveError", err)
+		t.Fatalf("second call: got %v, want a GateError wrapping a *planner.TooExpensiveError", err)
 	}
-	if want := (loader.TooExpensiveError{Budget: 1, Spent: 1, Planned: 1}); *tooMuch != want {
+	if want := (planner.TooExpensiveError{Budget: 1, Spent: 1, Planned: 1}); *tooMuch != want {
 		t.Errorf("got %+v, want %+v", *tooMuch, want)
 	}
 	// The memo answers a repeat without asking the gate.
@@ -394,23 +394,23 @@ func TestGate_RefusesPastTheBudget(t *testing.T) {
 	}
 }
 
-func TestPrefetchFamily(t *testing.T) {
+func TestLookAhead(t *testing.T) {
 	up := newUpstream(t)
 	demo := familyOf(t, up.fake, restclienttest.DemoKey)
 	ctx := t.Context()
-	l := loader.New(&loader.Shared{Upstream: up.client(t)}, restclienttest.DemoKey)
+	l := planner.New(&planner.Shared{Upstream: up.client(t)}, restclienttest.DemoKey)
 	before := up.fake.Calls()
-	l.PrefetchFamily(ctx, "", 25, true)
-	wantCalls(t, up.fake, before, 1)
-
-	before = up.fake.Calls()
-	f := loader.CategoryFilter{RootsOnly: true}
+	f := planner.CategoryFilter{RootsOnly: true}
 	first := 25
 	req, err := paging.Parse(f.List(), paging.Args{First: &first}, 25)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := l.Categories(ctx, f, req)
+	l.LookAhead(ctx, "", req)
+	wantCalls(t, up.fake, before, 1)
+
+	before = up.fake.Calls()
+	res, err := l.Categories(ctx, f, req, planner.Want{})
 	if err != nil {
 		t.Fatalf("Categories: got %v, want none", err)
 	}
@@ -426,7 +426,7 @@ func TestPrefetchFamily(t *testing.T) {
 		got, err := l.Children(ctx, demo.parentKey(r))
 		wantChildren(t, demo, []restclienttest.Category{r}, [][]*restclient.Category{got}, []error{err})
 	}
-	for _, list := range []loader.CategoryFilter{
+	for _, list := range []planner.CategoryFilter{
 		{},
 		{Classification: "income"},
 		{ParentID: demo.roots[0].ID},
@@ -436,7 +436,7 @@ func TestPrefetchFamily(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := l.Categories(ctx, list, req); err != nil {
+		if _, err := l.Categories(ctx, list, req, planner.Want{}); err != nil {
 			t.Errorf("Categories(%+v): got %v, want none", list, err)
 		}
 	}
@@ -446,46 +446,47 @@ func TestPrefetchFamily(t *testing.T) {
 	wantCalls(t, up.fake, before, 0)
 }
 
-func TestPrefetchFamily_DoesNotReadALargeFamilyForASmallWindow(t *testing.T) {
+func TestLookAhead_DoesNotReadALargeFamilyForASmallWindow(t *testing.T) {
 	up := newUpstream(t)
-	l := loader.New(&loader.Shared{Upstream: up.client(t)}, restclienttest.LargeFamilyKey)
+	l := planner.New(&planner.Shared{Upstream: up.client(t)}, restclienttest.LargeFamilyKey)
 	before := up.fake.Calls()
-	l.PrefetchFamily(t.Context(), "", 25, true)
+	l.LookAhead(t.Context(), "", firstOfRoots(t, 25))
 	wantCalls(t, up.fake, before, 1) // page 1 tells the size: 50 pages
 }
 
-func TestPrefetchFamily_RespectsTheBudget(t *testing.T) {
+func TestLookAhead_RespectsTheBudget(t *testing.T) {
 	up := newUpstream(t)
-	l := loader.New(&loader.Shared{Upstream: up.client(t), MaxCalls: 1}, restclienttest.DemoKey)
+	l := planner.New(&planner.Shared{Upstream: up.client(t), MaxCalls: 1}, restclienttest.DemoKey)
 	if _, err := l.Client().ListChats(t.Context(), 1); err != nil {
 		t.Fatal(err)
 	}
 	before := up.fake.Calls()
-	l.PrefetchFamily(t.Context(), "", 25, true)
+	l.LookAhead(t.Context(), "", firstOfRoots(t, 25))
 	wantCalls(t, up.fake, before, 0)
 }
 
 func TestFor(t *testing.T) {
-	shared := &loader.Shared{Upstream: mustClient(t)}
+	shared := &planner.Shared{Upstream: mustClient(t)}
 	for _, tc := range []struct {
 		name    string
 		ctx     func(context.Context) context.Context
 		wantErr error
 	}{
-		{"no loaders", func(ctx context.Context) context.Context { return ctx }, loader.ErrNoAPIKey},
-		{"empty key", withKey(shared, ""), loader.ErrNoAPIKey},
-		{"key with a space", withKey(shared, "demo key"), loader.ErrBadAPIKey},
-		{"key with a tab", withKey(shared, "demo\tkey"), loader.ErrBadAPIKey},
-		{"key with a newline", withKey(shared, "demo-key\n"), loader.ErrBadAPIKey},
-		{"non-ASCII key", withKey(shared, "clé-demo"), loader.ErrBadAPIKey},
-		{"key too long", withKey(shared, strings.Repeat("a", 513)), loader.ErrBadAPIKey},
+		// A wiring bug, not the caller's key.
+		{"no planner", func(ctx context.Context) context.Context { return ctx }, planner.ErrNoPlanner},
+		{"empty key", withKey(shared, ""), planner.ErrNoAPIKey},
+		{"key with a space", withKey(shared, "demo key"), planner.ErrBadAPIKey},
+		{"key with a tab", withKey(shared, "demo\tkey"), planner.ErrBadAPIKey},
+		{"key with a newline", withKey(shared, "demo-key\n"), planner.ErrBadAPIKey},
+		{"non-ASCII key", withKey(shared, "clé-demo"), planner.ErrBadAPIKey},
+		{"key too long", withKey(shared, strings.Repeat("a", 513)), planner.ErrBadAPIKey},
 		{"longest key", withKey(shared, strings.Repeat("a", 512)), nil},
 		{"demo key", withKey(shared, restclienttest.DemoKey), nil},
 		{"printable punctuation", withKey(shared, "a!~{}"), nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := tc.ctx(t.Context())
-			l, err := loader.For(ctx)
+			l, err := planner.For(ctx)
 			if !errors.Is(err, tc.wantErr) {
 				t.Fatalf("For: got error %v, want %v", err, tc.wantErr)
 			}
@@ -495,8 +496,8 @@ func TestFor(t *testing.T) {
 				}
 				return
 			}
-			if l == nil || l != loader.From(ctx) {
-				t.Errorf("For: got %p, want the context's loaders %p", l, loader.From(ctx))
+			if l == nil || l != planner.From(ctx) {
+				t.Errorf("For: got %p, want the context's loaders %p", l, planner.From(ctx))
 			}
 			if l.KeyError() != nil {
 				t.Errorf("KeyError() = %v, want nil", l.KeyError())
@@ -514,15 +515,15 @@ func mustClient(t *testing.T) *restclient.Client {
 	return c
 }
 
-func withKey(shared *loader.Shared, key string) func(context.Context) context.Context {
+func withKey(shared *planner.Shared, key string) func(context.Context) context.Context {
 	return func(ctx context.Context) context.Context {
-		return loader.WithLoaders(ctx, loader.New(shared, key))
+		return planner.WithPlanner(ctx, planner.New(shared, key))
 	}
 }
 
 func TestMiddleware(t *testing.T) {
 	up := newUpstream(t)
-	shared := &loader.Shared{Upstream: up.client(t)}
+	shared := &planner.Shared{Upstream: up.client(t)}
 	for _, tc := range []struct {
 		name     string
 		header   http.Header
@@ -531,18 +532,18 @@ func TestMiddleware(t *testing.T) {
 	}{
 		{"X-Api-Key", http.Header{"X-Api-Key": {restclienttest.DemoKey}}, nil, true},
 		// Only X-Api-Key authenticates; Authorization is never used or sent.
-		{"Authorization only", http.Header{"Authorization": {"Bearer " + restclienttest.DemoKey}}, loader.ErrNoAPIKey, false},
+		{"Authorization only", http.Header{"Authorization": {"Bearer " + restclienttest.DemoKey}}, planner.ErrNoAPIKey, false},
 		{"both", http.Header{"X-Api-Key": {restclienttest.DemoKey}, "Authorization": {"Bearer x"}}, nil, true},
-		{"none", http.Header{}, loader.ErrNoAPIKey, false},
+		{"none", http.Header{}, planner.ErrNoAPIKey, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var (
 				err  error
 				cats *restclient.CategoryPage
 			)
-			h := loader.Middleware(shared, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				var l *loader.Loaders
-				if l, err = loader.For(r.Context()); err == nil {
+			h := planner.Middleware(shared, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				var l *planner.Planner
+				if l, err = planner.For(r.Context()); err == nil {
 					cats, err = l.Client().ListCategories(r.Context(), restclient.ListCategoriesOptions{Page: 1, PerPage: 1})
 				}
 			}))
@@ -568,8 +569,8 @@ func TestMiddleware(t *testing.T) {
 func TestMemo_OneGETPerOperation(t *testing.T) {
 	up := newUpstream(t)
 	ctx := t.Context()
-	shared := &loader.Shared{Upstream: up.client(t)}
-	l := loader.New(shared, restclienttest.DemoKey)
+	shared := &planner.Shared{Upstream: up.client(t)}
+	l := planner.New(shared, restclienttest.DemoKey)
 	opts := restclient.ListCategoriesOptions{Page: 1, PerPage: 10}
 
 	before := up.fake.Calls()
@@ -595,37 +596,42 @@ func TestMemo_OneGETPerOperation(t *testing.T) {
 
 	for _, tc := range []struct {
 		name string
-		do   func(l *loader.Loaders) error
+		do   func(l *planner.Planner) error
 		want int
 	}{
-		{"the same GET again", func(l *loader.Loaders) error {
+		{"the same GET again", func(l *planner.Planner) error {
 			_, err := l.Client().ListCategories(ctx, opts)
 			return err
 		}, 0},
-		{"another page", func(l *loader.Loaders) error {
+		{"another page", func(l *planner.Planner) error {
 			_, err := l.Client().ListCategories(ctx, restclient.ListCategoriesOptions{Page: 2, PerPage: 10})
 			return err
 		}, 1},
-		{"chats", func(l *loader.Loaders) error {
+		{"chats", func(l *planner.Planner) error {
 			_, err := l.Client().ListChats(ctx, 1)
 			return err
 		}, 1},
-		{"chats again", func(l *loader.Loaders) error {
+		{"chats again", func(l *planner.Planner) error {
 			_, err := l.Client().ListChats(ctx, 1)
 			return err
 		}, 0},
-		{"chats after this operation wrote one", func(l *loader.Loaders) error {
-			l.ChatsWritten(nil)
+		// The write is one call, the chats read after it another.
+		{"chats after this operation wrote one", func(l *planner.Planner) error {
+			if _, err := l.CreateChat(ctx, restclient.CreateChatRequest{Title: "Groceries"}); err != nil {
+				return err
+			}
 			_, err := l.Client().ListChats(ctx, 1)
 			return err
-		}, 1},
-		{"categories after a chat write", func(l *loader.Loaders) error {
-			l.ChatsWritten(nil)
+		}, 2},
+		{"categories after a chat write", func(l *planner.Planner) error {
+			if _, err := l.CreateChat(ctx, restclient.CreateChatRequest{Title: "Rent"}); err != nil {
+				return err
+			}
 			_, err := l.Client().ListCategories(ctx, opts)
 			return err
-		}, 0},
-		{"another operation sends again", func(*loader.Loaders) error {
-			_, err := loader.New(shared, restclienttest.DemoKey).Client().ListCategories(ctx, opts)
+		}, 1},
+		{"another operation sends again", func(*planner.Planner) error {
+			_, err := planner.New(shared, restclienttest.DemoKey).Client().ListCategories(ctx, opts)
 			return err
 		}, 1},
 	} {
@@ -641,7 +647,7 @@ func TestMemo_OneGETPerOperation(t *testing.T) {
 
 func TestMemo_SharesErrorsWithinTheOperation(t *testing.T) {
 	up := newUpstream(t)
-	l := loader.New(&loader.Shared{Upstream: up.client(t)}, restclienttest.DemoKey)
+	l := planner.New(&planner.Shared{Upstream: up.client(t)}, restclienttest.DemoKey)
 	const missing = "00000000-0000-4000-8000-000000000000"
 	before := up.fake.Calls()
 	for i := range 3 {
@@ -669,11 +675,11 @@ func TestCategory_LookupsShareTheFamilysFirstPage(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			up.bubble(t, func(t *testing.T, c *restclient.Client) {
-				shared := &loader.Shared{Upstream: c, FamilySizes: &restcache.FamilySizes{}}
+				shared := &planner.Shared{Upstream: c, FamilySizes: &restcache.FamilySizes{}}
 				if tc.knownSize > 0 {
 					shared.FamilySizes.Observe(tc.key, "", tc.knownSize)
 				}
-				l := loader.New(shared, tc.key)
+				l := planner.New(shared, tc.key)
 				got := make([]*restclient.Category, len(tc.want))
 				errs := make([]error, len(tc.want))
 				before := up.fake.Calls()
@@ -695,8 +701,8 @@ func TestCategory_LookupsShareTheFamilysFirstPage(t *testing.T) {
 
 func TestRateLimit_IsRemembered(t *testing.T) {
 	up := newUpstream(t)
-	shared := &loader.Shared{Upstream: up.client(t), RateLimits: &restcache.RateLimits{}}
-	l := loader.New(shared, restclienttest.DemoKey)
+	shared := &planner.Shared{Upstream: up.client(t), RateLimits: &restcache.RateLimits{}}
+	l := planner.New(shared, restclienttest.DemoKey)
 	if rl := l.RateLimit(); rl != nil {
 		t.Errorf("RateLimit() before any call = %+v, want nil", rl)
 	}
@@ -709,10 +715,10 @@ func TestRateLimit_IsRemembered(t *testing.T) {
 	}
 	// A later operation of the same key knows it without a call; another
 	// key does not.
-	if got := loader.New(shared, restclienttest.DemoKey).RateLimit(); got == nil || *got != *rl {
+	if got := planner.New(shared, restclienttest.DemoKey).RateLimit(); got == nil || *got != *rl {
 		t.Errorf("next operation: RateLimit() = %+v, want %+v", got, rl)
 	}
-	if got := loader.New(shared, restclienttest.OtherFamilyKey).RateLimit(); got != nil {
+	if got := planner.New(shared, restclienttest.OtherFamilyKey).RateLimit(); got != nil {
 		t.Errorf("other key: RateLimit() = %+v, want nil", got)
 	}
 }
@@ -742,12 +748,12 @@ func TestMeter_SeesEveryCallSent(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := &meter{}
-	shared := &loader.Shared{Upstream: client, RateLimits: &restcache.RateLimits{}, Meter: m}
+	shared := &planner.Shared{Upstream: client, RateLimits: &restcache.RateLimits{}, Meter: m}
 	key := restclienttest.OtherFamilyKey
 	up.fake.SetRateLimit(key, 3)
 	up.fake.FailNext("/api/v1/chats", 1, http.StatusBadGateway, "text/html", "<html>bad gateway</html>")
 
-	l := loader.New(shared, key)
+	l := planner.New(shared, key)
 	if _, err := l.Client().ListChats(t.Context(), 1); err != nil { // a 502, then its retry
 		t.Fatal(err)
 	}
@@ -758,7 +764,7 @@ func TestMeter_SeesEveryCallSent(t *testing.T) {
 		t.Error("RefusedOutOfQuota() = true before the key ran out")
 	}
 	// The window is spent: the next operation is refused without a call.
-	next := loader.New(shared, key)
+	next := planner.New(shared, key)
 	if _, err := next.Client().ListChats(t.Context(), 2); err == nil {
 		t.Fatal("a key out of quota: got no error")
 	}
@@ -781,4 +787,14 @@ func TestMeter_SeesEveryCallSent(t *testing.T) {
 	if n := up.fake.Calls(); n != len(m.calls) {
 		t.Errorf("the upstream counted %d calls, the Meter %d", n, len(m.calls))
 	}
+}
+
+// firstOfRoots is the request categories(rootsOnly: true, first: n).
+func firstOfRoots(t *testing.T, n int) paging.Request {
+	t.Helper()
+	req, err := paging.Parse(planner.CategoryFilter{RootsOnly: true}.List(), paging.Args{First: &n}, 25)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return req
 }

@@ -1,11 +1,11 @@
-package loader_test
+package planner_test
 
 import (
 	"fmt"
 	"testing"
 	"time"
 
-	"suregql/graph/loader"
+	"suregql/planner"
 	"suregql/restcache"
 	"suregql/restclient"
 )
@@ -16,7 +16,7 @@ import (
 func TestUnknownKeysLeaveNothingBehind(t *testing.T) {
 	u := newUpstream(t)
 	cache := restcache.NewCache(1000, time.Hour)
-	shared := &loader.Shared{
+	shared := &planner.Shared{
 		Upstream:    u.client(t),
 		Cache:       cache,
 		Coalescer:   &restcache.Coalescer{Generations: cache.Generations()},
@@ -25,9 +25,8 @@ func TestUnknownKeysLeaveNothingBehind(t *testing.T) {
 		FamilySizes: &restcache.FamilySizes{},
 	}
 	for i := range 300 {
-		l := loader.New(shared, fmt.Sprintf("random-key-%d", i))
-		_, err := l.Client().CreateChat(t.Context(), restclient.CreateChatRequest{Title: "x"})
-		l.ChatsWritten(err)
+		l := planner.New(shared, fmt.Sprintf("random-key-%d", i))
+		_, err := l.CreateChat(t.Context(), restclient.CreateChatRequest{Title: "x"})
 		if !restclient.IsUnauthorized(err) {
 			t.Fatalf("create with an unknown key: %v, want a 401", err)
 		}

@@ -1,4 +1,4 @@
-package loader
+package planner
 
 import (
 	"context"
@@ -21,96 +21,32 @@ type ParentKey struct {
 // any list.
 const MaxBatchedChildren = restclient.MaxPerPage
 
-// Children returns every subcategory of a root, in the upstream's order.
-// Only for counts up to MaxBatchedChildren. The subcategories of every
-// category a list registered with ExpectChildren are planned together, the
-// first time any of them is asked for, so that one operation always gets
-// the same plan; others are batched by the dataloader.
-func (l *Loaders) Children(ctx context.Context, p ParentKey) ([]*restclient.Category, error) {
+// children returns every subcategory of a root, in the upstream's order.
+// Only for counts up to MaxBatchedChildren. The roots of a page the
+// planner handed out were announced (see expectChildren) and are planned
+// together the first time any of them is asked for.
+func (l *Planner) children(ctx context.Context, p ParentKey) ([]*restclient.Category, error) {
 	if all := l.snapshot(p.Classification); all != nil {
 		return filterList(all, CategoryFilter{ParentID: p.ID}), nil
 	}
-	return l.children.Load(ctx, p)
+	return l.kids.Load(ctx, p)
 }
 
-// ExpectChildren registers the categories of a list whose subcategories
-// the operation will ask for (roots with 1..MaxBatchedChildren of them).
-func (l *Loaders) ExpectChildren(keys []ParentKey) {
-	l.kids.mu.Lock()
-	defer l.kids.mu.Unlock()
-	for _, k := range keys {
-		if k.Count > 0 && k.Count <= MaxBatchedChildren && l.kids.entries[k.ID] == nil {
-			l.kids.expected[k.ID] = k
+// expectChildren announces the roots of a page whose subcategories the
+// operation will ask for (roots with 1..MaxBatchedChildren of them).
+func (l *Planner) expectChildren(roots []*restclient.Category) {
+	keys := make([]ParentKey, 0, len(roots))
+	for _, c := range roots {
+		if k := parentKeyOf(c); k.Count > 0 && k.Count <= MaxBatchedChildren {
+			keys = append(keys, k)
 		}
 	}
+	l.kids.Expect(keys...)
 }
 
-// childrenState holds the subcategory lists of one operation by parent.
-type childrenState struct {
-	mu       sync.Mutex
-	entries  map[string]*childEntry
-	expected map[string]ParentKey // registered, not planned yet
-}
-
-type childEntry struct {
-	done chan struct{}
-	list []*restclient.Category
-	err  error
-}
-
-// planChildren is the dataloader's batch function: it claims the batch's
-// parents and every registered one not yet planned, plans those together,
-// and waits for the others (planned by a concurrent batch).
-func (l *Loaders) planChildren(ctx context.Context, keys []ParentKey) ([][]*restclient.Category, []error) {
-	var owned []ParentKey
-	var mine []*childEntry
-	l.kids.mu.Lock()
-	claim := func(k ParentKey) {
-		if l.kids.entries[k.ID] != nil {
-			return
-		}
-		e := &childEntry{done: make(chan struct{}), err: errFetchAborted}
-		l.kids.entries[k.ID] = e
-		owned = append(owned, k)
-		mine = append(mine, e)
-	}
-	for _, k := range keys {
-		claim(k)
-	}
-	for _, k := range l.kids.expected {
-		claim(k)
-	}
-	clear(l.kids.expected)
-	entries := make([]*childEntry, len(keys))
-	for i, k := range keys {
-		entries[i] = l.kids.entries[k.ID]
-	}
-	l.kids.mu.Unlock()
-
-	if len(owned) > 0 {
-		func() {
-			defer func() {
-				for _, e := range mine {
-					close(e.done)
-				}
-			}()
-			lists, errs := l.planParents(ctx, owned)
-			for i, e := range mine {
-				e.list, e.err = lists[i], errs[i]
-			}
-		}()
-	}
-	out := make([][]*restclient.Category, len(keys))
-	errs := make([]error, len(keys))
-	for i, e := range entries {
-		select {
-		case <-e.done:
-			out[i], errs[i] = e.list, e.err
-		case <-ctx.Done():
-			errs[i] = ctx.Err()
-		}
-	}
-	return out, errs
+// parentKeyOf names a root for the subcategory planner.
+func parentKeyOf(c *restclient.Category) ParentKey {
+	return ParentKey{ID: c.ID, Classification: c.Classification, Count: c.SubcategoriesCount}
 }
 
 // planParents answers the subcategories of several roots with the fewest
@@ -130,7 +66,7 @@ func (l *Loaders) planChildren(ctx context.Context, keys []ParentKey) ([][]*rest
 // read of the family that fails is reported for the parents it was to
 // answer: falling back to one list per parent would multiply the calls
 // sent to an upstream that is failing, or to a key out of quota.
-func (l *Loaders) planParents(ctx context.Context, keys []ParentKey) ([][]*restclient.Category, []error) {
+func (l *Planner) planParents(ctx context.Context, keys []ParentKey) ([][]*restclient.Category, []error) {
 	p := newChildPlan(keys)
 	l.answerFromHand(ctx, p)
 	if !p.done() {
@@ -220,7 +156,7 @@ func (p *childPlan) refuseAll(err error) {
 // answerFromHand answers, at no call, from a family read this operation
 // completed or has in flight (the list's look-ahead), else from the first
 // pages it holds.
-func (l *Loaders) answerFromHand(ctx context.Context, p *childPlan) {
+func (l *Planner) answerFromHand(ctx context.Context, p *childPlan) {
 	if all := l.snapshot(p.class); all != nil {
 		p.answerFrom(all, true)
 		return
@@ -240,7 +176,7 @@ func (l *Loaders) answerFromHand(ctx context.Context, p *childPlan) {
 // cheaper than one list per parent left, then the rest of it only while
 // still cheaper and affordable. It returns the error of a read that
 // failed.
-func (l *Loaders) answerViaFamily(ctx context.Context, p *childPlan) error {
+func (l *Planner) answerViaFamily(ctx context.Context, p *childPlan) error {
 	need := p.need
 	if size, ok := l.familySize(p.class); ok {
 		need = max(need, size) // a planning hint from an earlier operation
@@ -267,7 +203,7 @@ func (l *Loaders) answerViaFamily(ctx context.Context, p *childPlan) error {
 
 // answerPerParent sends one filtered list per parent left, in parallel,
 // only if all of them fit the budget.
-func (l *Loaders) answerPerParent(ctx context.Context, p *childPlan) {
+func (l *Planner) answerPerParent(ctx context.Context, p *childPlan) {
 	if err := l.Affordable(len(p.pending)); err != nil {
 		p.refuseAll(err)
 		return
@@ -282,7 +218,7 @@ func (l *Loaders) answerPerParent(ctx context.Context, p *childPlan) {
 
 // childrenOf reads one root's subcategories with a filtered list: one page
 // of up to 100, and the rest when the server's page held fewer.
-func (l *Loaders) childrenOf(ctx context.Context, parentID string) (list []*restclient.Category, err error) {
+func (l *Planner) childrenOf(ctx context.Context, parentID string) (list []*restclient.Category, err error) {
 	defer recoverInto(&err)
 	page, err := l.client.ListCategories(ctx, restclient.ListCategoriesOptions{
 		Page: 1, PerPage: MaxBatchedChildren, ParentID: parentID,
@@ -312,18 +248,4 @@ func nonNil(s []*restclient.Category) []*restclient.Category {
 		return []*restclient.Category{}
 	}
 	return s
-}
-
-// fetchParents answers several parents (always roots) at once. When the
-// family is likely to fit one page, its first page (one call, shared with
-// any other reader of it in this operation) answers them all; otherwise
-// each costs a by-id lookup, deduplicated with every other lookup.
-func (l *Loaders) fetchParents(ctx context.Context, ids []string) ([]*restclient.Category, []error) {
-	return l.lookUp(ctx, ids, l.categoryByID.Load)
-}
-
-// Parent returns a category's parent (a root), batched with the other
-// parents this operation needs.
-func (l *Loaders) Parent(ctx context.Context, id string) (*restclient.Category, error) {
-	return l.parentByID.Load(ctx, id)
 }

@@ -1,4 +1,4 @@
-package loader
+package planner
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 // CurrentRateLimit returns the key's rate limit: the last one seen for this
 // key when its window has not ended yet, or else the headers of the
 // cheapest call the upstream has (one category, one row).
-func (l *Loaders) CurrentRateLimit(ctx context.Context) (*restclient.RateLimit, error) {
+func (l *Planner) CurrentRateLimit(ctx context.Context) (*restclient.RateLimit, error) {
 	if rl := l.RateLimit(); rl != nil && (rl.ResetAt.IsZero() || time.Now().Before(rl.ResetAt)) {
 		return rl, nil
 	}

@@ -1,0 +1,173 @@
+package planner
+
+import (
+	"context"
+	"strconv"
+
+	"suregql/paging"
+	"suregql/restclient"
+)
+
+// CategoryFilter is the filter of a category list. The zero value is the
+// whole family.
+type CategoryFilter struct {
+	Classification string // "income", "expense" or ""
+	RootsOnly      bool
+	ParentID       string // canonical UUID or ""
+}
+
+// List names the list for cursors: a cursor is valid only on the list (and
+// filter) it was made for. Category.subcategories of P is the same list as
+// categories(parentId: P).
+func (f CategoryFilter) List() string {
+	return "categories?classification=" + f.Classification +
+		"&roots_only=" + strconv.FormatBool(f.RootsOnly) + "&parent_id=" + f.ParentID
+}
+
+// Want says what the selection reads on every category the planner hands
+// out, so that those reads are planned with the answer that holds the
+// categories, not discovered one by one.
+type Want struct {
+	Subcategories bool // Category.subcategories
+	Parent        bool // Category.parent beyond the id and name its child carries
+}
+
+// DefaultCategoryPage is the window of a category list when neither first
+// nor last is given.
+const DefaultCategoryPage = 25
+
+// Categories answers a window of a category list, r (see ParseCategories):
+//   - empty by arithmetic: no call;
+//   - the family (or the classification) read by this operation: in memory;
+//   - the selection wants subcategories of a list of roots: the look-ahead
+//     (lookAhead) may read the family instead, answering the list and
+//     every subcategory at once;
+//   - otherwise the fewest upstream pages (paging.Load).
+//
+// What want names is announced for the categories handed out, so that
+// their subcategories and parents are planned together.
+func (l *Planner) Categories(ctx context.Context, f CategoryFilter, r paging.Request, want Want) (paging.Result[*restclient.Category], error) {
+	if w, empty, known := r.Empty(); empty && known {
+		return paging.Result[*restclient.Category]{Window: w}, nil
+	}
+	if want.Subcategories && f.ParentID == "" {
+		l.lookAhead(ctx, f.Classification, r)
+	}
+	var res paging.Result[*restclient.Category]
+	if all := l.snapshot(f.Classification); all != nil {
+		res = paging.Slice(r, filterList(all, f))
+	} else {
+		var err error
+		if res, err = paging.Load(ctx, r, l.categorySource(f)); err != nil {
+			return res, err
+		}
+	}
+	l.expect(res.Items, want)
+	return res, nil
+}
+
+// Subcategories answers a window of a category's subcategories. The count
+// its answer carried (subcategories_count) is current: a leaf, or a
+// subcategory (two levels only), costs nothing; up to MaxBatchedChildren
+// are planned with every other announced root (see children); more are
+// paged like any list.
+func (l *Planner) Subcategories(ctx context.Context, parent *restclient.Category, r paging.Request, want Want) (paging.Result[*restclient.Category], error) {
+	count := parent.SubcategoriesCount
+	if parent.Parent != nil {
+		count = 0
+	}
+	r = r.WithKnownTotal(count)
+	if w, empty, known := r.Empty(); empty && known {
+		return paging.Result[*restclient.Category]{Window: w}, nil
+	}
+	f := CategoryFilter{ParentID: parent.ID}
+	if count > MaxBatchedChildren {
+		return l.Categories(ctx, f, r, want)
+	}
+	all, err := l.children(ctx, parentKeyOf(parent))
+	if err != nil {
+		return paging.Result[*restclient.Category]{}, err
+	}
+	res := paging.Slice(r, all)
+	l.expect(res.Items, want)
+	return res, nil
+}
+
+// expect announces the reads want names for cats.
+func (l *Planner) expect(cats []*restclient.Category, want Want) {
+	if want.Subcategories {
+		l.expectChildren(cats)
+	}
+	if want.Parent {
+		l.expectParents(cats)
+	}
+}
+
+// ParseCategories checks a category list's arguments locally (bad input
+// costs no call) and names the list for its cursors.
+func ParseCategories(f CategoryFilter, args paging.Args) (paging.Request, error) {
+	return paging.Parse(f.List(), args, DefaultCategoryPage)
+}
+
+func (l *Planner) categorySource(f CategoryFilter) paging.Source[*restclient.Category] {
+	return paging.Source[*restclient.Category]{
+		MaxPerPage: restclient.MaxPerPage,
+		Afford:     l.Affordable,
+		Fetch: func(ctx context.Context, page, perPage int) (paging.Page[*restclient.Category], error) {
+			p, err := l.client.ListCategories(ctx, restclient.ListCategoriesOptions{
+				Page: page, PerPage: perPage,
+				Classification: f.Classification, RootsOnly: f.RootsOnly, ParentID: f.ParentID,
+			})
+			if err != nil {
+				return paging.Page[*restclient.Category]{}, err
+			}
+			l.PrimeCategories(p.Categories)
+			items := make([]*restclient.Category, len(p.Categories))
+			for i := range p.Categories {
+				items[i] = &p.Categories[i]
+			}
+			return paging.Page[*restclient.Category]{
+				Items: items, Page: p.Pagination.Page, PerPage: p.Pagination.PerPage, Total: p.Pagination.TotalCount,
+			}, nil
+		},
+	}
+}
+
+// lookAhead is the look-ahead of a list of roots whose selection also
+// wants subcategories: reading the family (of class) once may answer the
+// list and every subcategory in memory. It reads page 1 (one call, which
+// tells the family's size); when the family fits that page, the whole tree
+// costs that one call. Otherwise it reads the rest only when that costs no
+// more than answering the window (its size in roots) plus one call per
+// root would, and the budget allows. Errors are not returned: the list is
+// then answered the ordinary way, which reports them.
+//
+// When an earlier operation showed the family too large for that, and the
+// window does not start at the list's beginning (where the first page would
+// still hold the subcategories of the first roots), no probe is sent.
+func (l *Planner) lookAhead(ctx context.Context, class string, r paging.Request) {
+	window := r.Size()
+	if window == 0 || l.snapshot(class) != nil || l.Affordable(1) != nil {
+		return
+	}
+	if size, known := l.familySize(class); known && FamilyPages(size)-1 > 1+window && !r.FromStart() {
+		return
+	}
+	first, err := l.familyFirstPage(ctx, class)
+	if err != nil {
+		return
+	}
+	rest := FamilyPages(first.Pagination.TotalCount) - 1
+	if rest > 1+window || l.Affordable(rest) != nil {
+		return
+	}
+	_, _ = l.readFamily(ctx, class)
+}
+
+// Expect announces the reads want names for categories the caller hands
+// out itself (a lookup by id).
+func (l *Planner) Expect(cats []*restclient.Category, want Want) { l.expect(cats, want) }
+
+// ExpectCategories announces ids the operation will look up (its category
+// root fields), so that they are looked up together, at once.
+func (l *Planner) ExpectCategories(ids ...string) { l.byID.Expect(ids...) }

@@ -1,0 +1,54 @@
+// Package planner decides which upstream calls a GraphQL operation makes,
+// and makes them. It is the one place that does: resolvers (package graph)
+// check their arguments with the Parse functions here, ask a *Planner for
+// data with what their selection reads (Want, ChatWant), and map the
+// answer. A *Planner is made per request by Middleware; nothing in it
+// outlives the request or is shared between API keys. ARCHITECTURE.md
+// puts it in the request's way and defines the words used here.
+//
+// # What each question costs
+//
+//	question                      | strategy (first that applies)                          | calls
+//	------------------------------|--------------------------------------------------------|------------------------------
+//	Categories (a window)         | empty by arithmetic                                    | 0
+//	                              | family (or classification) read by this operation      | 0
+//	                              | roots wanting subcategories: look-ahead reads the      | 1 (+ rest of family if it
+//	                              |   family's first page, the rest only if cheaper        |   costs ≤ window+1 calls)
+//	                              | otherwise the fewest pages that hold the window        | 1–2 typically (paging.Load)
+//	Subcategories of a root       | leaf, or a subcategory (two levels only)               | 0
+//	                              | more than 100: paged like Categories                   | as Categories
+//	                              | else planned with every announced root (planParents):  |
+//	                              |   in hand (family read, first page with its list)      | 0
+//	                              |   the family's list, when ceil(n/100) < parents left   | 1, then ceil(n/100)-1
+//	                              |   one filtered list per parent left                    | 1 each, in parallel
+//	Category / parent by id       | held by any answer of this operation                   | 0
+//	                              | 2+ ids, family not known to be large: its first page   | 1 (answers every id it holds)
+//	                              | the rest: one show each, in parallel                   | 1 each
+//	Chats (a window)              | fewest fixed pages of 20                               | 1–2 typically
+//	Chat by id                    | one show; page past the end when only the newest       | 1
+//	                              |   messages are read (the upstream answers its last)    |
+//	Messages of a chat            | empty by arithmetic (the count is current)             | 0
+//	                              | the page the show answer carried                       | 0
+//	                              | otherwise the fewest fixed pages of 50                 | 1–2 typically
+//	lastMessageAt                 | known from the answer (list, or a show holding it)     | 0
+//	                              | else the last page, by number                          | 1
+//	Import by id                  | one show                                               | 1
+//	CreateChat / UpdateChat       | the write, once; if its answer is lost, one read      | 1 (+1 to settle)
+//	                              |   settles it (ConfirmedByRead or OutcomeUnknownError)  |
+//
+// # Planned together, at once
+//
+// A list hands out objects whose fields will ask for more (subcategories,
+// parents). The planner announces those keys to a batcher as it answers
+// the list; the first field to ask plans all of them in one decision,
+// without waiting for a timer. Keys nobody announced (two root fields
+// asking for two ids) wait batchWait for company.
+//
+// # Below the strategies
+//
+// Every GET goes through, in order: the operation's memo (nothing twice per
+// operation), the shared per-key cache (when on), the coalescer (identical
+// GETs of one key in flight share one call), the gate (the budget and the
+// key's known quota, see budget.go), and the network with its retries. A
+// write forgets the answers of its resource in the memo and the cache.
+package planner

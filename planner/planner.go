@@ -1,0 +1,310 @@
+package planner
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"suregql/flight"
+	"suregql/restcache"
+	"suregql/restclient"
+)
+
+// ErrNoAPIKey is returned by For when the request carried no X-Api-Key.
+var ErrNoAPIKey = errors.New("no API key: send your Sure API key in the X-Api-Key header")
+
+// ErrBadAPIKey is returned by For when X-Api-Key is not a plausible key
+// (too long, or characters no header may carry).
+var ErrBadAPIKey = errors.New("the X-Api-Key header is not a valid API key")
+
+// maxKeyLen bounds accepted API keys; Sure's keys are 64 hex characters.
+const maxKeyLen = 512
+
+type ctxKey struct{}
+
+// Shared is what the data layer shares between requests; build it once per
+// server.
+type Shared struct {
+	// Upstream is the client of the Sure server, without a key.
+	Upstream *restclient.Client
+	// Coalescer lets identical GETs of one key in flight at the same moment
+	// share a call; nil turns that off.
+	Coalescer *restcache.Coalescer
+	// Cache keeps GET answers per key for a TTL; nil turns it off.
+	Cache *restcache.Cache
+	// RateLimits remembers the last rate-limit headers of each key; nil
+	// keeps them per request only.
+	RateLimits *restcache.RateLimits
+	// FamilySizes remembers each key's family size, to plan lookups; nil
+	// keeps it per request only.
+	FamilySizes *restcache.FamilySizes
+	// Generations numbers each key's writes, for the Cache and the
+	// Coalescer (which must share it); nil when neither needs it.
+	Generations *restcache.Generations
+	// MaxCalls caps the upstream calls of one operation's plan; 0 means no
+	// cap. Retries of planned calls are counted as calls but do not spend
+	// it: an upstream fault must not turn into QUERY_TOO_EXPENSIVE. See
+	// Budget for the share of the key's hourly limit that also caps it.
+	MaxCalls int
+	// Log receives one WARN line per failed upstream call, and one DEBUG
+	// line per other call; nil discards.
+	Log *slog.Logger
+	// Meter is told of every request sent upstream, retries included (for
+	// metrics); nil tells no one.
+	Meter Meter
+	// Now is the clock for rate-limit windows; nil means time.Now.
+	Now func() time.Time
+}
+
+// Meter counts the requests sent upstream; package metrics implements it.
+type Meter interface {
+	// UpstreamCall is told of one request sent upstream, on the goroutine
+	// that sent it: it must be quick.
+	UpstreamCall(restclient.Call)
+}
+
+func (s *Shared) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+// forgetKey drops everything shared about apiKey: the upstream answered
+// 401, so the key is unknown or revoked and must leave nothing behind, nor
+// keep being served from the cache.
+func (s *Shared) forgetKey(apiKey string) {
+	if s.RateLimits != nil {
+		s.RateLimits.Forget(apiKey)
+	}
+	if s.FamilySizes != nil {
+		s.FamilySizes.Forget(apiKey)
+	}
+	if s.Cache != nil {
+		s.Cache.Forget(apiKey)
+	}
+}
+
+// Planner is the data layer of one GraphQL request.
+type Planner struct {
+	shared *Shared
+	apiKey string
+	keyErr error
+	client *restclient.Client
+	memo   *memo
+	sends  atomic.Int64 // requests let through the gate: the calls made
+	firsts atomic.Int64 // first attempts among them: what the budget counts
+	// refusedOutOfQuota is set once the gate refused a request because the
+	// key is known to be out of quota.
+	refusedOutOfQuota atomic.Bool
+
+	mu        sync.Mutex
+	rateLimit *restclient.RateLimit
+
+	known      knownCategories                               // every category an answer held
+	byID       *batcher[string, *restclient.Category]        // lookups by id (parents included)
+	kids       *batcher[ParentKey, []*restclient.Category]   // subcategory lists of roots
+	firstPages flight.Once[string, *restclient.CategoryPage] // family first pages, by classification
+	families   flight.Once[string, []*restclient.Category]   // whole family reads, by classification
+}
+
+// New returns the data layer for one request made with apiKey.
+func New(shared *Shared, apiKey string) *Planner {
+	l := &Planner{shared: shared, apiKey: apiKey, keyErr: checkKey(apiKey)}
+	var cache, coalescer restclient.Fetcher
+	if shared.Cache != nil {
+		cache = shared.Cache
+	}
+	if shared.Coalescer != nil {
+		coalescer = shared.Coalescer
+	}
+	// Memo first (nothing twice per operation), then the shared cache, then
+	// coalescing with other requests in flight, then the network.
+	l.memo = newMemo(restcache.Chain(cache, coalescer))
+	l.client = shared.Upstream.WithAPIKey(apiKey).WithObserver(l.observe).WithGate(l.gate).WithFetcher(l.memo)
+	l.byID = newBatcher(l.lookUp)
+	l.kids = newBatcher(l.planParents)
+	l.families.RetryErrors = true
+	return l
+}
+
+// Middleware makes a *Planner for every request from its X-Api-Key header.
+// Only that header is read: an Authorization header is never forwarded.
+func Middleware(shared *Shared, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		l := New(shared, r.Header.Get("X-Api-Key"))
+		next.ServeHTTP(w, r.WithContext(WithPlanner(r.Context(), l)))
+	})
+}
+
+// WithPlanner returns ctx carrying l.
+func WithPlanner(ctx context.Context, l *Planner) context.Context {
+	return context.WithValue(ctx, ctxKey{}, l)
+}
+
+// From returns the request's Planner, or nil outside a request.
+func From(ctx context.Context) *Planner {
+	l, _ := ctx.Value(ctxKey{}).(*Planner)
+	return l
+}
+
+// ErrNoPlanner is returned by For when the request reached the resolvers
+// without passing Middleware: a wiring bug of the server, not the caller's.
+var ErrNoPlanner = errors.New("planner: the request carries no planner (is planner.Middleware installed?)")
+
+// For returns the request's Planner, or ErrNoAPIKey / ErrBadAPIKey when
+// the caller cannot be passed upstream. Resolvers call it before any
+// upstream call, so a request without a key costs none.
+func For(ctx context.Context) (*Planner, error) {
+	l := From(ctx)
+	if l == nil {
+		return nil, ErrNoPlanner
+	}
+	if l.keyErr != nil {
+		return nil, l.keyErr
+	}
+	return l, nil
+}
+
+// KeyError returns why the request's key cannot be used, or nil.
+func (l *Planner) KeyError() error { return l.keyErr }
+
+// Client returns the caller's upstream client: keyed, counted and memoized.
+func (l *Planner) Client() *restclient.Client { return l.client }
+
+// Calls returns how many requests this operation sent upstream so far
+// (retries included): every request passes the gate once.
+func (l *Planner) Calls() int { return int(l.sends.Load()) }
+
+// RateLimit returns the last rate-limit headers seen for this key, in this
+// operation or an earlier one, or nil.
+func (l *Planner) RateLimit() *restclient.RateLimit {
+	l.mu.Lock()
+	rl := l.rateLimit
+	l.mu.Unlock()
+	if rl != nil {
+		return rl
+	}
+	if l.shared.RateLimits != nil {
+		if seen, ok := l.shared.RateLimits.Get(l.apiKey); ok {
+			return &seen
+		}
+	}
+	return nil
+}
+
+// RefusedOutOfQuota reports whether a request of this operation was
+// refused locally (RATE_LIMITED, no call) because the key is known to be
+// out of quota.
+func (l *Planner) RefusedOutOfQuota() bool { return l.refusedOutOfQuota.Load() }
+
+// observe is told of every request sent upstream, retries included; ctx
+// is the one the call was sent with, so the WARN line of a failed call
+// carries the request's id (for a GET shared with other requests in
+// flight, the id of the request that sent it).
+func (l *Planner) observe(ctx context.Context, c restclient.Call) {
+	if l.shared.Meter != nil {
+		l.shared.Meter.UpstreamCall(c)
+	}
+	rl := c.RateLimit
+	var limited *restclient.RateLimitError
+	if errors.As(c.Err, &limited) && (rl == nil || rl.Remaining != 0) {
+		// A 429 without usable headers still says: nothing left until
+		// Retry-After.
+		reading := restclient.RateLimit{Limit: -1, Remaining: 0, Reset: limited.RetryAfter, ResetAt: l.shared.now().Add(limited.RetryAfter)}
+		if rl != nil {
+			reading.Limit = rl.Limit
+		}
+		rl = &reading
+	}
+	if rl != nil {
+		l.mu.Lock()
+		if l.rateLimit == nil || restclient.Newer(*rl, *l.rateLimit) {
+			l.rateLimit = rl
+		}
+		l.mu.Unlock()
+		if l.shared.RateLimits != nil {
+			l.shared.RateLimits.Observe(l.apiKey, *rl)
+		}
+	}
+	if c.Status == http.StatusUnauthorized {
+		l.shared.forgetKey(l.apiKey)
+	}
+	switch {
+	case l.shared.Log == nil:
+	case c.Err != nil:
+		// Never the key, the query string (ids, filters) or a body.
+		l.shared.Log.WarnContext(ctx, "upstream call failed", "endpoint", c.Endpoint, "status", c.Status,
+			"duration", c.Duration.Round(time.Microsecond), "attempt", c.Attempt, "cause", failureCause(c.Err))
+	default:
+		l.shared.Log.DebugContext(ctx, "upstream call", "endpoint", c.Endpoint, "status", c.Status,
+			"duration", c.Duration.Round(time.Microsecond), "attempt", c.Attempt)
+	}
+}
+
+// failureCause names why an upstream call failed, for logs: the upstream's
+// error code, or the reason callers see in extensions.reason; never a URL
+// or a body.
+func failureCause(err error) string {
+	var (
+		api     *restclient.APIError
+		unavail *restclient.UnavailableError
+		limited *restclient.RateLimitError
+	)
+	switch {
+	case errors.As(err, &limited):
+		return "rate_limited"
+	case errors.As(err, &api):
+		if api.Code != "" {
+			return api.Code
+		}
+		return "rejected"
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	case errors.As(err, &unavail):
+		return unavail.Reason() // the same words callers get in extensions.reason
+	case errors.Is(err, context.DeadlineExceeded):
+		return restclient.ReasonTimeout
+	}
+	return "error"
+}
+
+// chatsWritten records that this key sent a chat write that ended with
+// err: unless the upstream certainly refused it (a 4xx, or nothing was
+// sent), chat answers of this operation and in the shared cache for this
+// key are forgotten, so that the key's next read sees the write.
+func (l *Planner) chatsWritten(err error) {
+	var (
+		api  *restclient.APIError
+		gate *restclient.GateError
+	)
+	if errors.As(err, &api) || errors.As(err, &gate) {
+		return
+	}
+	l.memo.forget(restclient.Chats)
+	if l.shared.Generations != nil {
+		l.shared.Generations.Invalidate(l.apiKey, restclient.Chats)
+	}
+}
+
+func checkKey(key string) error {
+	if key == "" {
+		return ErrNoAPIKey
+	}
+	if len(key) > maxKeyLen {
+		return ErrBadAPIKey
+	}
+	for i := 0; i < len(key); i++ {
+		if c := key[i]; c < 0x21 || c > 0x7e {
+			return ErrBadAPIKey
+		}
+	}
+	return nil
+}
+
+// errNoRateLimit: the upstream answered without X-RateLimit-* headers.
+var errNoRateLimit = &restclient.UnavailableError{Op: "rate limit", Err: errors.New("the upstream did not report a rate limit")}
