@@ -140,7 +140,7 @@ func New(shared *Shared, apiKey string) *Loaders {
 	// Memo first (nothing twice per operation), then the shared cache, then
 	// coalescing with other requests in flight, then the network.
 	l.memo = newMemo(restcache.Chain(cache, coalescer))
-	l.client = shared.Upstream.WithAPIKey(apiKey).WithObserver(l.observe).WithGate(l.gate).WithFetcher(l.memo)
+	l.client = shared.Upstream.WithAPIKey(apiKey).WithObserver(l.observe).WithGate(l.countingGate).WithFetcher(l.memo)
 	// The upstream has no batch-by-ids endpoint: a batch of ids is answered
 	// by the family's first page where it can (see lookUp), the rest by one
 	// GET per id, in parallel; lists prime the loaders so that most ids
