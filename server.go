@@ -53,6 +53,7 @@ type config struct {
 	corsOrigins      []string
 	maxDepth         int
 	maxResponseBytes int
+	maxBatch         int
 	metricsAddr      string // empty: /metrics on the main listener
 	// Off switches, so that the zero value serves both.
 	disablePlayground    bool
@@ -113,6 +114,9 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) (co
 	fs.StringVar(&maxDepth, "max-depth", maxDepth, "deepest nesting of fields allowed in an operation (env MAX_DEPTH)")
 	maxResponse := env("MAX_RESPONSE_BYTES", strconv.Itoa(facade.DefaultMaxResponseBytes))
 	fs.StringVar(&maxResponse, "max-response-bytes", maxResponse, "largest data of one answer, in bytes; larger answers are refused with RESPONSE_TOO_LARGE (env MAX_RESPONSE_BYTES)")
+	maxBatch := env("MAX_BATCH", strconv.Itoa(facade.DefaultMaxBatch))
+	fs.StringVar(&maxBatch, "max-batch", maxBatch,
+		"most operations of one batched POST (a JSON array of requests); 1 turns batching off (env MAX_BATCH)")
 	fs.StringVar(&cfg.metricsAddr, "metrics-addr", env("METRICS_ADDR", ""),
 		"serve GET /metrics on this address instead of the main listener, e.g. :9090 (env METRICS_ADDR)")
 	if err := fs.Parse(args); err != nil {
@@ -157,6 +161,9 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) (co
 	}
 	if cfg.maxResponseBytes, err = strconv.Atoi(maxResponse); err != nil || cfg.maxResponseBytes < 1 {
 		return cfg, fmt.Errorf("max response bytes %q is not a positive integer", maxResponse)
+	}
+	if cfg.maxBatch, err = strconv.Atoi(maxBatch); err != nil || cfg.maxBatch < 1 {
+		return cfg, fmt.Errorf("max batch %q is not a positive integer", maxBatch)
 	}
 	if cacheTTL == "0" {
 		cacheTTL = "0s"
@@ -328,7 +335,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		MaxUpstreamCalls: cfg.maxUpstreamCalls, CacheTTL: cfg.cacheTTL,
 		OperationTimeout: cfg.operationTimeout, CORSOrigins: cfg.corsOrigins,
 		DisablePlayground: cfg.disablePlayground, DisableIntrospection: cfg.disableIntrospection,
-		MaxDepth: cfg.maxDepth, MaxResponseBytes: cfg.maxResponseBytes,
+		MaxDepth: cfg.maxDepth, MaxResponseBytes: cfg.maxResponseBytes, MaxBatch: cfg.maxBatch,
 		Metrics: m, DisableMetricsEndpoint: cfg.metricsAddr != "",
 		TracerProvider: tp,
 	}), cfg.operationTimeout)

@@ -39,6 +39,11 @@ func TestParseConfig(t *testing.T) {
 			want: config{addr: ":8080", upstreamTimeout: 10 * time.Second, maxUpstreamCalls: 100, operationTimeout: 15 * time.Second, maxDepth: 20, maxResponseBytes: 1000}},
 		{name: "limits from flags", args: []string{"-max-depth", "8", "-max-response-bytes", "65536"}, env: map[string]string{"MAX_DEPTH": "20"},
 			want: config{addr: ":8080", upstreamTimeout: 10 * time.Second, maxUpstreamCalls: 100, operationTimeout: 15 * time.Second, maxDepth: 8, maxResponseBytes: 65536}},
+		{name: "batch size from a flag", args: []string{"-max-batch", "3"}, env: map[string]string{"MAX_BATCH": "20"},
+			want: config{addr: ":8080", upstreamTimeout: 10 * time.Second, maxUpstreamCalls: 100, operationTimeout: 15 * time.Second, maxBatch: 3}},
+		{name: "batch size from the environment", env: map[string]string{"MAX_BATCH": "1"},
+			want: config{addr: ":8080", upstreamTimeout: 10 * time.Second, maxUpstreamCalls: 100, operationTimeout: 15 * time.Second, maxBatch: 1}},
+		{name: "zero batch size", args: []string{"-max-batch", "0"}, wantErr: true},
 		{name: "zero depth", args: []string{"-max-depth", "0"}, wantErr: true},
 		{name: "bad response cap", env: map[string]string{"MAX_RESPONSE_BYTES": "4MiB"}, wantErr: true},
 		{name: "bad timeout", args: []string{"-upstream-timeout", "soon"}, wantErr: true},
@@ -96,6 +101,9 @@ func TestParseConfig(t *testing.T) {
 			}
 			if tc.want.maxResponseBytes == 0 {
 				tc.want.maxResponseBytes = 4 << 20
+			}
+			if tc.want.maxBatch == 0 {
+				tc.want.maxBatch = 10
 			}
 			if tc.want.logFormat == "" {
 				tc.want.logFormat = "text"

@@ -6,6 +6,7 @@ package facade
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -90,6 +91,10 @@ type Config struct {
 	// MaxResponseBytes caps the data of one answer; 0 means
 	// DefaultMaxResponseBytes.
 	MaxResponseBytes int
+	// MaxBatch bounds the operations of one batched POST (a JSON array of
+	// requests, answered with an array; see answerBatch); 0 means
+	// DefaultMaxBatch, 1 turns batching off in effect.
+	MaxBatch int
 	// QueryCacheBytes bounds the cache of parsed and validated queries;
 	// 0 means DefaultQueryCacheBytes.
 	QueryCacheBytes int
@@ -243,12 +248,16 @@ func New(cfg Config) http.Handler {
 		shared.Coalescer.Generations = shared.Generations
 	}
 	cfg.Metrics.Watch(shared.Coalescer, shared.Cache)
+	maxBatch := cfg.MaxBatch
+	if maxBatch <= 0 {
+		maxBatch = DefaultMaxBatch
+	}
 	mux := http.NewServeMux()
 	timeout := cfg.OperationTimeout
 	if timeout <= 0 {
 		timeout = DefaultOperationTimeout
 	}
-	gql := cacheHeaders(http.MaxBytesHandler(withDeadline(timeout, overHTTP(log, cfg.Metrics, planner.Middleware(shared, srv))), maxBodyBytes))
+	gql := cacheHeaders(http.MaxBytesHandler(withDeadline(timeout, overHTTP(log, cfg.Metrics, maxBatch, planner.Middleware(shared, srv))), maxBodyBytes))
 	if len(cfg.CORSOrigins) > 0 {
 		// Outermost, so that a preflight is answered before the method
 		// checks and gqlgen's own OPTIONS answer, and so that refusals (405,
@@ -370,10 +379,7 @@ func logOperation(log *slog.Logger) graphql.ResponseMiddleware {
 			return resp
 		}
 		oc := graphql.GetOperationContext(ctx)
-		calls := 0
-		if l := planner.From(ctx); l != nil {
-			calls = l.Calls()
-		}
+		calls := planner.OperationCalls(ctx)
 		outcome, codes := outcomeOf(resp)
 		errs := 0
 		if resp != nil {
@@ -515,19 +521,30 @@ func requireAPIKey(refuse refuseFunc) graphql.OperationMiddleware {
 }
 
 // refuseTooExpensive refuses, before any call, an operation whose root
-// fields alone need more upstream calls than the budget.
+// fields alone need more upstream calls than the budget, or than what the
+// earlier operations of its batch left of it.
 func refuseTooExpensive(refuse refuseFunc, maxCalls int) graphql.OperationMiddleware {
 	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 		budget := maxCalls
-		if l := planner.From(ctx); l != nil {
+		l := planner.From(ctx)
+		if l != nil {
 			budget = l.Budget() // the key's share of its hourly limit, when lower
 		}
 		if budget <= 0 {
 			return next(ctx)
 		}
-		if planned := graph.RootCost(ctx, graphql.GetOperationContext(ctx)); planned > budget {
+		planned := graph.RootCost(ctx, graphql.GetOperationContext(ctx))
+		var tooExpensive *planner.TooExpensiveError
+		switch {
+		case planned > budget:
 			err := gqlerror.Errorf("this operation needs at least %d upstream calls before its nested fields; the budget is %d", planned, budget)
 			err.Extensions = map[string]any{"code": graph.CodeQueryTooExpensive, "budget": budget, "planned": planned}
+			return refuse(ctx, err)
+		case l != nil && errors.As(l.Affordable(planned), &tooExpensive):
+			// A batch's operations share one budget.
+			err := gqlerror.Errorf("this operation needs at least %d upstream calls before its nested fields; the earlier operations of its batch spent %d of the budget of %d",
+				planned, tooExpensive.Spent, budget)
+			err.Extensions = map[string]any{"code": graph.CodeQueryTooExpensive, "budget": budget, "planned": planned, "spent": tooExpensive.Spent}
 			return refuse(ctx, err)
 		}
 		return next(ctx)
@@ -560,7 +577,7 @@ func reportUpstreamCost(ctx context.Context, next graphql.ResponseHandler) *grap
 	if resp == nil || l == nil {
 		return resp
 	}
-	up := map[string]any{"calls": l.Calls()}
+	up := map[string]any{"calls": planner.OperationCalls(ctx)} // this operation's, also in a batch
 	if rl := l.RateLimit(); rl != nil {
 		up["rateLimit"] = map[string]any{
 			"limit":     rl.Limit,

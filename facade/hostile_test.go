@@ -96,8 +96,31 @@ func hostileHTTPRequests() []hostileHTTP {
 			wantStatus: http.StatusOK, wantCode: "GRAPHQL_VALIDATION_FAILED"},
 		{name: "a mutation with a 100 KB title", body: gqlBody(`mutation($t: String!) { createChat(input: { title: $t }) { chat { id } } }`, map[string]any{"t": strings.Repeat("t", 131_072)}),
 			wantStatus: http.StatusRequestEntityTooLarge, wantCode: "QUERY_LIMIT_EXCEEDED"},
-		{name: "a batch (not supported yet)", body: `[{"query":"{ __typename }"},{"query":"{ __typename }"}]`,
+		// Batches refused whole (see batch_test.go for batches that run).
+		{name: "an empty batch", body: ` [ ] `,
 			wantStatus: http.StatusBadRequest, wantCode: "BAD_REQUEST"},
+		{name: "a batch of 11 operations", body: "[" + strings.TrimSuffix(strings.Repeat(`{"query":"{ chats(first: 1) { totalCount } }"},`, 11), ",") + "]",
+			wantStatus: http.StatusBadRequest, wantCode: "QUERY_LIMIT_EXCEEDED", check: func(t testing.TB, err map[string]any, _ string) {
+				if ext, _ := err["extensions"].(map[string]any); fmt.Sprintf("%v %v", ext["limit"], ext["max"]) != "batchSize 10" {
+					t.Errorf("extensions = %v, want limit batchSize, max 10", ext)
+				}
+			}},
+		{name: "a batch with a number for an operation", body: `[{"query":"{ chats(first: 1) { totalCount } }"}, 1]`,
+			wantStatus: http.StatusBadRequest, wantCode: "BAD_REQUEST", check: func(t testing.TB, err map[string]any, _ string) {
+				if ext, _ := err["extensions"].(map[string]any); fmt.Sprint(ext["index"]) != "1" {
+					t.Errorf("extensions = %v, want index 1", ext)
+				}
+			}},
+		{name: "a batch of arrays", body: `[[{"query":"{ chats(first: 1) { totalCount } }"}]]`,
+			wantStatus: http.StatusBadRequest, wantCode: "BAD_REQUEST"},
+		{name: "a batch with an operation of no query", body: `[{"query":"{ chats(first: 1) { totalCount } }"}, {"variables":{}}]`,
+			wantStatus: http.StatusBadRequest, wantCode: "BAD_REQUEST"},
+		{name: "a batch with a query that is not a string", body: `[{"query":"{ chats(first: 1) { totalCount } }"}, {"query":7}]`,
+			wantStatus: http.StatusBadRequest, wantCode: "BAD_REQUEST"},
+		{name: "a batch that is not JSON", body: `[{"query":"{ chats(first: 1) { totalCount } }"},`,
+			wantStatus: http.StatusBadRequest, wantCode: "BAD_REQUEST"},
+		{name: "a batch over the body limit", body: "[" + strings.TrimSuffix(strings.Repeat(gqlBody(`{ chats(first: 1) { totalCount } }`+strings.Repeat(" ", 20_000), nil)+",", 7), ",") + "]",
+			wantStatus: http.StatusRequestEntityTooLarge, wantCode: "QUERY_LIMIT_EXCEEDED"},
 	}
 }
 

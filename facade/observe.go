@@ -163,7 +163,7 @@ func (o *observer) record(ctx context.Context, resp *graphql.Response, span trac
 		d = time.Since(start)
 	}
 	outcome := metrics.OutcomeOK
-	budget, limit := false, ""
+	budget, rateLimited, limit := false, false, ""
 	var errCodes []string // for the span only
 	if resp == nil {
 		outcome = metrics.OutcomeError // the client went away
@@ -182,6 +182,8 @@ func (o *observer) record(ctx context.Context, resp *graphql.Response, span trac
 			switch code {
 			case graph.CodeQueryTooExpensive:
 				budget = true
+			case graph.CodeRateLimited:
+				rateLimited = true
 			case querylimit.Code:
 				if l, _ := err.Extensions["limit"].(string); limit == "" && queryLimits[l] {
 					limit = l
@@ -197,17 +199,15 @@ func (o *observer) record(ctx context.Context, resp *graphql.Response, span trac
 	if limit != "" {
 		o.metrics.QueryLimitRefused(limit)
 	}
-	if l != nil && l.RefusedOutOfQuota() {
+	// The flag is the request's: in a batch, only the operations refused
+	// with RATE_LIMITED count.
+	if rateLimited && l != nil && l.RefusedOutOfQuota() {
 		o.metrics.RateLimitRefused()
 	}
 	if span == nil {
 		return
 	}
-	calls := 0
-	if l != nil {
-		calls = l.Calls()
-	}
-	span.SetAttributes(attrUpstreamCalls.Int(calls))
+	span.SetAttributes(attrUpstreamCalls.Int(planner.OperationCalls(ctx)))
 	if len(errCodes) > 0 {
 		span.SetAttributes(attrErrorCodes.StringSlice(errCodes))
 	}

@@ -32,6 +32,8 @@ const allowedMethods = "GET, POST, OPTIONS"
 //     would answer 400 in text/plain);
 //   - a request without a document (no "query" and no persisted query) is
 //     a bad request: 400, before any execution;
+//   - a body that is a JSON array is a batch of at most maxBatch requests
+//     (see decodeBatch), refused whole with 400 when it is not one;
 //   - a mutation sent with GET is refused with 405 and "Allow: POST" (gqlgen
 //     answers 406, which is about the Accept header, not the method);
 //   - with the legacy application/json media type, parse and validation
@@ -42,7 +44,7 @@ const allowedMethods = "GET, POST, OPTIONS"
 // GraphQL itself, so that a client has one way to read them, and with the
 // request's id in extensions.requestId; each is logged in one line. m
 // (nil: none) counts the bodies refused as too large.
-func overHTTP(log *slog.Logger, m *metrics.Metrics, next http.Handler) http.Handler {
+func overHTTP(log *slog.Logger, m *metrics.Metrics, maxBatch int, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		refused := refusedRequest{w: w, ctx: r.Context(), log: log}
 		switch r.Method {
@@ -67,6 +69,18 @@ func overHTTP(log *slog.Logger, m *metrics.Metrics, next http.Handler) http.Hand
 			if err != nil {
 				refused.answer(http.StatusBadRequest, graph.CodeBadRequest, "the request body could not be read")
 				return
+			}
+			if isBatch(body) {
+				ops, problem := decodeBatch(body, maxBatch)
+				if problem != nil {
+					if ext, _ := problem.err["extensions"].(map[string]any); ext["limit"] == limitBatchSize {
+						m.QueryLimitRefused(limitBatchSize)
+					}
+					refused.answerError(problem.status, problem.err)
+					return
+				}
+				r = r.WithContext(withBatch(r.Context(), ops))
+				break
 			}
 			// Decoded once, here: postTransport takes the result.
 			params, err := decodeParams(body)

@@ -3,6 +3,7 @@ package facade
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"mime"
 	"net/http"
 	"strings"
@@ -10,6 +11,9 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"suregql/graph"
+	"suregql/restclient"
 )
 
 // Media types of a GraphQL answer (GraphQL over HTTP).
@@ -27,7 +31,7 @@ func withParams(ctx context.Context, p *graphql.RawParams) context.Context {
 }
 
 // postTransport is gqlgen's POST transport for application/json bodies,
-// with three differences:
+// with four differences:
 //   - it takes the parameters overHTTP already decoded (JSON decoding
 //     dominates the cost of refusing a large request; gqlgen's transport
 //     decoded the body again);
@@ -36,7 +40,9 @@ func withParams(ctx context.Context, p *graphql.RawParams) context.Context {
 //     type read errors from, and 400 under
 //     application/graphql-response+json, without a "data" entry there;
 //   - it is never reached with a body that is not a GraphQL request
-//     (overHTTP answers those), so it never quotes a body back.
+//     (overHTTP answers those), so it never quotes a body back;
+//   - it answers a batch (a JSON array of requests) with an array (see
+//     answerBatch).
 type postTransport struct{}
 
 var _ graphql.Transport = postTransport{}
@@ -49,6 +55,10 @@ func (postTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gra
 	ctx := r.Context()
 	media := answerMedia(r.Header.Get("Accept"))
 	w.Header().Set("Content-Type", media)
+	if batch, ok := ctx.Value(batchKey{}).([]*graphql.RawParams); ok {
+		answerBatch(w, r, exec, batch, media)
+		return
+	}
 	params, _ := ctx.Value(paramsKey{}).(*graphql.RawParams)
 	if params == nil {
 		// Only overHTTP routes POSTs here; this is a wiring bug.
@@ -56,19 +66,58 @@ func (postTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gra
 		writeAnswer(w, &graphql.Response{Errors: gqlerror.List{gqlerror.Errorf("the request was not decoded")}}, true)
 		return
 	}
-	params.Headers = r.Header
+	status, resp, withData := execute(ctx, exec, params, r.Header, media)
+	w.WriteHeader(status)
+	writeAnswer(w, resp, withData)
+}
+
+// execute runs one operation and returns the status it answers with alone,
+// its answer and whether the answer has a "data" entry. A request refused
+// before execution (parse, validation, limits) answers 200 under
+// application/json and, with no "data", 400 under
+// application/graphql-response+json; an operation whose request ran out of
+// time before it started is not run.
+func execute(ctx context.Context, exec graphql.GraphExecutor, params *graphql.RawParams, header http.Header, media string) (int, *graphql.Response, bool) {
+	params.Headers = header
 	rc, errs := exec.CreateOperationContext(ctx, params)
 	if errs != nil {
 		status := http.StatusOK
 		if media == mediaGraphQLResponse && errcode.GetErrorKind(errs) == errcode.KindProtocol {
 			status = http.StatusBadRequest
 		}
-		w.WriteHeader(status)
-		writeAnswer(w, exec.DispatchError(graphql.WithOperationContext(ctx, rc), errs), media == mediaJSON)
-		return
+		return status, exec.DispatchError(graphql.WithOperationContext(ctx, rc), errs), media == mediaJSON
+	}
+	if err := ctx.Err(); err != nil {
+		// gqlgen would answer null; say why, through the response
+		// middlewares (request id, cost, log line, metrics).
+		return http.StatusOK, exec.DispatchError(graphql.WithOperationContext(ctx, rc), gqlerror.List{notRun(err)}), media == mediaJSON
 	}
 	responses, ctx := exec.DispatchOperation(ctx, rc)
-	writeAnswer(w, responses(ctx), true)
+	resp := responses(ctx)
+	if resp == nil {
+		// The context ended between the check above and the execution of
+		// the fields: gqlgen answers nothing, but a batch's array keeps
+		// one answer per operation.
+		err := ctx.Err()
+		if err == nil {
+			err = context.Canceled
+		}
+		resp = &graphql.Response{Errors: gqlerror.List{notRun(err)}}
+	}
+	return http.StatusOK, resp, true
+}
+
+// notRun is the error of an operation not run because its request's
+// context ended first: the operation timeout passed (an earlier operation
+// of its batch took the time), or the client went away.
+func notRun(err error) *gqlerror.Error {
+	e := gqlerror.Errorf("the request ran out of time before this operation started; nothing of it was run")
+	e.Extensions = map[string]any{"code": graph.CodeUpstreamUnavailable, "reason": restclient.ReasonTimeout}
+	if errors.Is(err, context.Canceled) {
+		e.Message = "the request was canceled before this operation started; nothing of it was run"
+		e.Extensions["reason"] = "canceled"
+	}
+	return e
 }
 
 // answerMedia picks the answer's media type from Accept: the first of

@@ -257,9 +257,10 @@ func (c *Client) WithObserver(obs Observer) *Client {
 // Gate is asked before every request is sent, retries included (attempt is
 // 0 for the first try, 1 for the first retry…); an error stops the request
 // before it reaches the network and is returned wrapped in a *GateError.
-// The facade uses it to cap the upstream calls of one operation and to
-// refuse keys known to be out of quota.
-type Gate func(method, path string, attempt int) error
+// ctx is the request's: the facade uses it to cap the upstream calls of
+// one operation, to count them per operation of a batch, and to refuse
+// keys known to be out of quota.
+type Gate func(ctx context.Context, method, path string, attempt int) error
 
 // WithGate returns a copy of c that asks g before every request.
 func (c *Client) WithGate(g Gate) *Client {
@@ -451,7 +452,7 @@ func (c *Client) once(ctx context.Context, method, path string, query url.Values
 	}
 
 	if c.gate != nil {
-		if err := c.gate(method, call.Path, attempt); err != nil {
+		if err := c.gate(ctx, method, call.Path, attempt); err != nil {
 			return nil, &GateError{Err: err}
 		}
 	}
