@@ -153,8 +153,8 @@ func TestBatch_OperationsShareOneDataLayer(t *testing.T) {
 			}
 		})
 	}
-	if alone != 4 { // README.md's figure
-		t.Errorf("sent one by one the operations cost %d calls, want 4 (1 + 2 + 1)", alone)
+	if alone != 3 { // README.md's figure
+		t.Errorf("sent one by one the operations cost %d calls, want 3 (1 each: the lookup wanting subcategories reads the family's first page)", alone)
 	}
 }
 
@@ -342,12 +342,12 @@ func cmpOr(s, def string) string {
 	return s
 }
 
-// Running a batch's operations in order costs fewer calls in all than
-// sending the same selections as one operation (whose root fields run
-// concurrently), over every ordered triple of six queries of the demo
-// family: a later operation answers from what an earlier one read. In
-// order loses only where a lookup by id comes before the list that would
-// have answered it; those cases are listed.
+// A batch never costs more calls than the same selections sent as one
+// operation (whose root fields run concurrently), over every ordered
+// triple of six queries of the demo family: a later operation answers from
+// what an earlier one read, and an earlier one reads what the later ones
+// can share (a lookup that wants subcategories reads the family's first
+// page, which the lists then answer from).
 func TestBatch_InOrderCostsLessThanOneOperation(t *testing.T) {
 	key := restclienttest.DemoKey
 	food, _ := newEnv(t).upstream.CategoryByName(key, "Food & Drink")
@@ -390,16 +390,12 @@ func TestBatch_InOrderCostsLessThanOneOperation(t *testing.T) {
 				merged += one.calls
 				if batch > one.calls {
 					worse = append(worse, fmt.Sprintf("%d%d%d: %d > %d", i, j, k, batch, one.calls))
-					if order := []int{i, j, k}; !slices.Contains(order, 0) || slices.Index(order, 1) < 0 || slices.Index(order, 1) > slices.Index(order, 0) {
-						t.Errorf("fields %d, %d, %d: %d calls as a batch, %d as one operation, and not for a lookup by id before the tree",
-							i, j, k, batch, one.calls)
-					}
 				}
 			}
 		}
 	}
 	t.Logf("120 ordered triples: %d calls as batches, %d as one operation each; batches cost more for %v", inOrder, merged, worse)
-	if inOrder >= merged {
-		t.Errorf("as batches %d calls, as one operation each %d: running in order should cost less", inOrder, merged)
+	if len(worse) > 0 {
+		t.Errorf("batches cost more calls than one operation for %v", worse)
 	}
 }

@@ -29,7 +29,7 @@ func (r *categoryResolver) Parent(ctx context.Context, obj *model.Category) (*mo
 	if err != nil {
 		return nil, err
 	}
-	c, err := p.Category(ctx, obj.ParentID)
+	c, err := p.Category(ctx, obj.ParentID, categoryWant(graphql.GetOperationContext(ctx), graphql.CollectFieldsCtx(ctx, nil)))
 	if err != nil {
 		return nil, err
 	}
@@ -168,11 +168,10 @@ func (r *queryResolver) Category(ctx context.Context, id string) (*model.Categor
 	}
 	// Every category root field of the operation is looked up together.
 	p.ExpectCategories(rootCategoryIDs(ctx)...)
-	c, err := p.Category(ctx, id)
+	c, err := p.Category(ctx, id, categoryWant(graphql.GetOperationContext(ctx), graphql.CollectFieldsCtx(ctx, nil)))
 	if err != nil {
 		return nil, err
 	}
-	p.Expect([]*restclient.Category{c}, categoryWant(graphql.GetOperationContext(ctx), graphql.CollectFieldsCtx(ctx, nil)))
 	return categoryFromREST(c), nil
 }
 

@@ -114,14 +114,24 @@ func (l *Planner) categorySource(f CategoryFilter) paging.Source[*restclient.Cat
 		MaxPerPage: restclient.MaxPerPage,
 		Afford:     l.Affordable,
 		Fetch: func(ctx context.Context, page, perPage int) (paging.Page[*restclient.Category], error) {
-			p, err := l.client.ListCategories(ctx, restclient.ListCategoriesOptions{
-				Page: page, PerPage: perPage,
-				Classification: f.Classification, RootsOnly: f.RootsOnly, ParentID: f.ParentID,
-			})
+			var p *restclient.CategoryPage
+			var err error
+			if page == 1 && perPage == familyPerPage && !f.RootsOnly && f.ParentID == "" {
+				// The family's first page: read as such, so that every
+				// strategy of the operation knows it holds it.
+				p, err = l.familyFirstPage(ctx, f.Classification)
+			} else {
+				p, err = l.client.ListCategories(ctx, restclient.ListCategoriesOptions{
+					Page: page, PerPage: perPage,
+					Classification: f.Classification, RootsOnly: f.RootsOnly, ParentID: f.ParentID,
+				})
+				if err == nil {
+					l.PrimeCategories(p.Categories)
+				}
+			}
 			if err != nil {
 				return paging.Page[*restclient.Category]{}, err
 			}
-			l.PrimeCategories(p.Categories)
 			items := make([]*restclient.Category, len(p.Categories))
 			for i := range p.Categories {
 				items[i] = &p.Categories[i]
@@ -163,10 +173,6 @@ func (l *Planner) lookAhead(ctx context.Context, class string, r paging.Request)
 	}
 	_, _ = l.readFamily(ctx, class)
 }
-
-// Expect announces the reads want names for categories the caller hands
-// out itself (a lookup by id).
-func (l *Planner) Expect(cats []*restclient.Category, want Want) { l.expect(cats, want) }
 
 // ExpectCategories announces ids the operation will look up (its category
 // root fields), so that they are looked up together, at once.

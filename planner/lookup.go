@@ -57,16 +57,29 @@ func (l *Planner) PrimeCategories(cats []restclient.Category) { l.known.add(cats
 
 // Category returns one category by id: from this operation's answers when
 // any of them held it, else planned with every other id the operation
-// looks up (see lookUp). A category that does not exist is a
+// looks up (see lookUp). When the selection reads its subcategories and
+// the family is likely to fit one page, the family's first page answers
+// both in one call (a show and a list of children would be two). What
+// want names is announced for it. A category that does not exist is a
 // *NotFoundError.
-func (l *Planner) Category(ctx context.Context, id string) (*restclient.Category, error) {
-	if c := l.known.get(id); c != nil {
-		return c, nil
+func (l *Planner) Category(ctx context.Context, id string, want Want) (*restclient.Category, error) {
+	c := l.known.get(id)
+	if c == nil && want.Subcategories && l.familyLikelySmall() && l.Affordable(1) == nil {
+		first, err := l.familyFirstPage(ctx, "")
+		if err != nil {
+			return nil, err
+		}
+		if c = l.known.get(id); c == nil && first.Pagination.TotalCount <= len(first.Categories) {
+			return nil, &NotFoundError{Kind: "category", ID: id}
+		}
 	}
-	c, err := l.byID.Load(ctx, id)
-	if err != nil {
-		return nil, notFound(err, "category", id)
+	if c == nil {
+		var err error
+		if c, err = l.byID.Load(ctx, id); err != nil {
+			return nil, notFound(err, "category", id)
+		}
 	}
+	l.expect([]*restclient.Category{c}, want)
 	return c, nil
 }
 
@@ -91,6 +104,11 @@ func (l *Planner) expectParents(cats []*restclient.Category) {
 func (l *Planner) lookUp(ctx context.Context, ids []string) ([]*restclient.Category, []error) {
 	out := make([]*restclient.Category, len(ids))
 	errs := make([]error, len(ids))
+	// A read of the family's first page in flight (a list's look-ahead)
+	// may hold them: wait for it rather than pay a call per id.
+	for _, class := range []string{"", "income", "expense"} {
+		_, _, _ = l.firstPages.Wait(ctx, class)
+	}
 	for i, id := range ids {
 		out[i] = l.known.get(id) // primed since it was asked for
 	}

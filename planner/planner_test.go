@@ -440,7 +440,7 @@ func TestLookAhead(t *testing.T) {
 			t.Errorf("Categories(%+v): got %v, want none", list, err)
 		}
 	}
-	if c, err := l.Category(ctx, demo.children[demo.roots[0].ID][0].ID); err != nil || c.Parent == nil {
+	if c, err := l.Category(ctx, demo.children[demo.roots[0].ID][0].ID, planner.Want{}); err != nil || c.Parent == nil {
 		t.Errorf("Category: got (%+v, %v), want the subcategory", c, err)
 	}
 	wantCalls(t, up.fake, before, 0)
@@ -685,7 +685,7 @@ func TestCategory_LookupsShareTheFamilysFirstPage(t *testing.T) {
 				before := up.fake.Calls()
 				var wg sync.WaitGroup
 				for i, w := range tc.want {
-					wg.Go(func() { got[i], errs[i] = l.Category(t.Context(), w.ID) })
+					wg.Go(func() { got[i], errs[i] = l.Category(t.Context(), w.ID, planner.Want{}) })
 				}
 				wg.Wait()
 				for i, w := range tc.want {
