@@ -19,6 +19,7 @@ import (
 
 	"github.com/vikstrous/dataloadgen"
 
+	"suregql/callerkey"
 	"suregql/restcache"
 	"suregql/restclient"
 )
@@ -43,17 +44,22 @@ type Shared struct {
 	// Coalescer lets identical GETs of one key in flight at the same moment
 	// share a call; nil turns that off.
 	Coalescer *restcache.Coalescer
-	// Cache keeps GET answers per key for a TTL; nil turns it off.
-	Cache *restcache.Cache
+	// Cache keeps GET answers per key for a TTL (in memory, or in a store
+	// the replicas share); nil turns it off.
+	Cache restcache.AnswerCache
 	// RateLimits remembers the last rate-limit headers of each key; nil
 	// keeps them per request only.
-	RateLimits *restcache.RateLimits
+	RateLimits restcache.RateLimitStore
 	// FamilySizes remembers each key's family size, to plan lookups; nil
 	// keeps it per request only.
-	FamilySizes *restcache.FamilySizes
-	// Generations numbers each key's writes, for the Cache and the
-	// Coalescer (which must share it); nil when neither needs it.
-	Generations *restcache.Generations
+	FamilySizes restcache.FamilySizeStore
+	// Generations is told of each key's writes, for the Cache and the
+	// Coalescer (which must share its numbering); nil when neither needs
+	// it.
+	Generations restcache.Invalidator
+	// Keys derives each request's Key (what the stores know the caller
+	// by) from its API key, once per request; nil means restcache.KeyOf.
+	Keys *callerkey.Ring
 	// MaxCalls caps the upstream calls of one operation's plan; 0 means no
 	// cap. Retries of planned calls are counted as calls but do not spend
 	// it: an upstream fault must not turn into QUERY_TOO_EXPENSIVE. See
@@ -83,25 +89,35 @@ func (s *Shared) now() time.Time {
 	return time.Now()
 }
 
-// forgetKey drops everything shared about apiKey: the upstream answered
-// 401, so the key is unknown or revoked and must leave nothing behind, nor
-// keep being served from the cache.
-func (s *Shared) forgetKey(apiKey string) {
+// forgetKey drops everything shared about key: the upstream answered 401,
+// so the key is unknown or revoked and must leave nothing behind, nor keep
+// being served from the cache.
+func (s *Shared) forgetKey(key callerkey.Key) {
 	if s.RateLimits != nil {
-		s.RateLimits.Forget(apiKey)
+		s.RateLimits.Forget(key)
 	}
 	if s.FamilySizes != nil {
-		s.FamilySizes.Forget(apiKey)
+		s.FamilySizes.Forget(key)
 	}
 	if s.Cache != nil {
-		s.Cache.Forget(apiKey)
+		s.Cache.Forget(key)
 	}
+}
+
+// keyOf returns what the stores know apiKey by.
+func (s *Shared) keyOf(apiKey string) callerkey.Key {
+	if s.Keys != nil {
+		return s.Keys.Key(apiKey)
+	}
+	return restcache.KeyOf(apiKey)
 }
 
 // Loaders is the data layer of one GraphQL request.
 type Loaders struct {
 	shared *Shared
-	apiKey string
+	// apiKey is the caller's key as the stores know it (derived once per
+	// request): its keyed hash and cipher, never the key itself.
+	apiKey callerkey.Key
 	keyErr error
 	client *restclient.Client
 	memo   *memo
@@ -113,6 +129,9 @@ type Loaders struct {
 
 	mu        sync.Mutex
 	rateLimit *restclient.RateLimit
+	// sharedRead: the shared store's reading was read into rateLimit, once
+	// per operation (a store shared by replicas costs a round trip).
+	sharedRead bool
 
 	categoryByID *dataloadgen.Loader[string, *restclient.Category]
 	parentByID   *dataloadgen.Loader[string, *restclient.Category]
@@ -129,8 +148,8 @@ const batchWait = time.Millisecond
 
 // New returns the data layer for one request made with apiKey.
 func New(shared *Shared, apiKey string) *Loaders {
-	l := &Loaders{shared: shared, apiKey: apiKey, keyErr: checkKey(apiKey)}
-	var cache, coalescer restclient.Fetcher
+	l := &Loaders{shared: shared, apiKey: shared.keyOf(apiKey), keyErr: checkKey(apiKey)}
+	var cache, coalescer restcache.KeyedFetcher
 	if shared.Cache != nil {
 		cache = shared.Cache
 	}
@@ -139,7 +158,7 @@ func New(shared *Shared, apiKey string) *Loaders {
 	}
 	// Memo first (nothing twice per operation), then the shared cache, then
 	// coalescing with other requests in flight, then the network.
-	l.memo = newMemo(restcache.Chain(cache, coalescer))
+	l.memo = newMemo(restcache.For(l.apiKey, cache, coalescer))
 	l.client = shared.Upstream.WithAPIKey(apiKey).WithObserver(l.observe).WithGate(l.gate).WithFetcher(l.memo)
 	// The upstream has no batch-by-ids endpoint: a batch of ids is answered
 	// by the family's first page where it can (see lookUp), the rest by one
@@ -203,17 +222,14 @@ func (l *Loaders) Calls() int { return int(l.sends.Load()) }
 // operation or an earlier one, or nil.
 func (l *Loaders) RateLimit() *restclient.RateLimit {
 	l.mu.Lock()
-	rl := l.rateLimit
-	l.mu.Unlock()
-	if rl != nil {
-		return rl
-	}
-	if l.shared.RateLimits != nil {
-		if seen, ok := l.shared.RateLimits.Get(l.apiKey); ok {
-			return &seen
+	defer l.mu.Unlock()
+	if !l.sharedRead && l.shared.RateLimits != nil {
+		l.sharedRead = true
+		if seen, ok := l.shared.RateLimits.Get(l.apiKey); ok && (l.rateLimit == nil || restclient.Newer(seen, *l.rateLimit)) {
+			l.rateLimit = &seen
 		}
 	}
-	return nil
+	return l.rateLimit
 }
 
 // RefusedOutOfQuota reports whether a request of this operation was
