@@ -150,8 +150,17 @@ func Open(url string, opts Options) (*Store, error) {
 	o.Protocol = 2           // nothing here needs RESP3's push messages
 	o.DisableIdentity = true // no CLIENT SETINFO: Redis-compatible services may refuse it
 	o.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
+	quietLibrary.Do(func() { redis.SetLogger(quiet{}) })
 	return newStore(redis.NewClient(o), opts, timeout), nil
 }
+
+// quietLibrary silences go-redis's own log (a line per failed dial, on
+// the standard logger): the Store logs once per change of state instead.
+var quietLibrary sync.Once
+
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
 
 func newStore(rdb *redis.Client, opts Options, timeout time.Duration) *Store {
 	s := &Store{
