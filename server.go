@@ -26,6 +26,7 @@ import (
 
 	"suregql/facade"
 	"suregql/metrics"
+	"suregql/redisstate"
 	"suregql/requestid"
 	"suregql/restclient"
 	"suregql/restclienttest"
@@ -55,6 +56,8 @@ type config struct {
 	maxResponseBytes int
 	maxBatch         int
 	metricsAddr      string // empty: /metrics on the main listener
+	redisURL         string // empty: state kept in this process
+	redisSecret      string
 	// Off switches, so that the zero value serves both.
 	disablePlayground    bool
 	disableIntrospection bool
@@ -119,6 +122,10 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) (co
 		"most operations of one batched POST (a JSON array of requests); 1 turns batching off (env MAX_BATCH)")
 	fs.StringVar(&cfg.metricsAddr, "metrics-addr", env("METRICS_ADDR", ""),
 		"serve GET /metrics on this address instead of the main listener, e.g. :9090 (env METRICS_ADDR)")
+	fs.StringVar(&cfg.redisURL, "redis-url", env("REDIS_URL", ""),
+		"Redis shared by the replicas, redis://[user:password@]host:6379[/db] or rediss://… (env REDIS_URL); empty keeps the cache, rate limits and persisted queries in this process")
+	fs.StringVar(&cfg.redisSecret, "redis-secret", env("REDIS_SECRET", ""),
+		"secret that names and seals what is stored in Redis, the same on every replica, at least 16 bytes; required with -redis-url (env REDIS_SECRET)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -177,7 +184,22 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) (co
 	if cfg.corsOrigins, err = parseOrigins(corsOrigins); err != nil {
 		return cfg, err
 	}
-	return cfg, nil
+	return cfg, checkRedis(cfg)
+}
+
+// checkRedis checks the Redis settings: a URL Open accepts (never echoed:
+// it may hold a password) and, with it, a secret long enough.
+func checkRedis(cfg config) error {
+	if cfg.redisURL == "" {
+		return nil
+	}
+	if err := redisstate.CheckURL(cfg.redisURL); err != nil {
+		return fmt.Errorf("-redis-url / REDIS_URL: %w", err)
+	}
+	if len(cfg.redisSecret) < redisstate.MinSecretBytes {
+		return fmt.Errorf("-redis-secret / REDIS_SECRET must be set with -redis-url, at least %d bytes, the same on every replica", redisstate.MinSecretBytes)
+	}
+	return nil
 }
 
 // parseLevel reads a log level: debug, info, warn or error.
@@ -319,6 +341,21 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.addr, err)
 	}
+	var shared *redisstate.Store
+	if cfg.redisURL != "" {
+		if shared, err = redisstate.Open(cfg.redisURL, redisstate.Options{Secret: []byte(cfg.redisSecret), Log: log}); err != nil {
+			_ = ln.Close()
+			return fmt.Errorf("-redis-url / REDIS_URL: %w", err)
+		}
+		defer func() { _ = shared.Close() }()
+		// The server starts whatever Redis's state: without it, requests
+		// are answered from the upstream, and /readyz tells.
+		if err := shared.Ping(); err != nil {
+			log.Warn("redis check failed: serving without shared state until it answers", "reason", shared.Status().Reason)
+		} else {
+			log.Info("redis: state shared with the other replicas")
+		}
+	}
 	m := metrics.New()
 	errc := make(chan error, 2)
 	if cfg.metricsAddr != "" {
@@ -337,7 +374,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		DisablePlayground: cfg.disablePlayground, DisableIntrospection: cfg.disableIntrospection,
 		MaxDepth: cfg.maxDepth, MaxResponseBytes: cfg.maxResponseBytes, MaxBatch: cfg.maxBatch,
 		Metrics: m, DisableMetricsEndpoint: cfg.metricsAddr != "",
-		TracerProvider: tp,
+		TracerProvider: tp, Redis: shared,
 	}), cfg.operationTimeout)
 	url := "http://" + displayAddr(ln.Addr())
 	if demo {

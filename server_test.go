@@ -91,6 +91,12 @@ func TestParseConfig(t *testing.T) {
 		{name: "bad log format", env: map[string]string{"LOG_FORMAT": "logfmt"}, wantErr: true},
 		{name: "bad log level", args: []string{"-log-level", "verbose"}, wantErr: true},
 		{name: "version", args: []string{"-version"}, want: config{showVersion: true}},
+		{name: "redis from the environment", env: map[string]string{"REDIS_URL": "rediss://app:pw@redis.internal:6380/2", "REDIS_SECRET": "0123456789abcdef"},
+			want: config{addr: ":8080", upstreamTimeout: 10 * time.Second, maxUpstreamCalls: 100, operationTimeout: 15 * time.Second,
+				redisURL: "rediss://app:pw@redis.internal:6380/2", redisSecret: "0123456789abcdef"}},
+		{name: "redis without a secret", args: []string{"-redis-url", "redis://127.0.0.1:6379"}, wantErr: true},
+		{name: "redis with a short secret", args: []string{"-redis-url", "redis://127.0.0.1:6379", "-redis-secret", "short"}, wantErr: true},
+		{name: "redis of another scheme", args: []string{"-redis-url", "http://127.0.0.1:6379", "-redis-secret", "0123456789abcdef"}, wantErr: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -23,11 +23,13 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
+	"suregql/callerkey"
 	"suregql/graph"
 	"suregql/graphiql"
 	"suregql/metrics"
 	"suregql/planner"
 	"suregql/querylimit"
+	"suregql/redisstate"
 	"suregql/requestid"
 	"suregql/restcache"
 	"suregql/restclient"
@@ -122,6 +124,13 @@ type Config struct {
 	// Propagator reads and writes trace context; nil means W3C trace
 	// context and baggage (tracing.Propagator).
 	Propagator propagation.TextMapPropagator
+	// Redis, when set, keeps the state that saves upstream calls across
+	// requests in Redis, shared by every replica given the same Redis and
+	// secret: rate-limit readings, family sizes, write generations, the
+	// answer cache (with CacheTTL) and persisted queries. In-flight GETs are
+	// still shared per process only (the Coalescer). nil keeps all of it in
+	// this process.
+	Redis *redisstate.Store
 }
 
 // Defaults of Config.
@@ -177,9 +186,11 @@ func New(cfg Config) http.Handler {
 	}
 	// The persisted-query extension fills in the query of a request that
 	// sent only its hash, so the limits come after it.
-	srv.Use(extension.AutomaticPersistedQuery{
-		Cache: querylimit.NewPersistedQueryCache(persistedQueryCacheBytes, limits.Limits().MaxBytes),
-	})
+	var persisted graphql.Cache[string] = querylimit.NewPersistedQueryCache(persistedQueryCacheBytes, limits.Limits().MaxBytes)
+	if cfg.Redis != nil {
+		persisted = cfg.Redis.PersistedQueries(persisted, limits.Limits().MaxBytes, 0)
+	}
+	srv.Use(extension.AutomaticPersistedQuery{Cache: persisted})
 	srv.Use(limits)
 	srv.Use(&querylimit.ComplexityLimit{Max: complexityLimit})
 	srv.SetErrorPresenter(graph.ErrorPresenter(log))
@@ -213,12 +224,21 @@ func New(cfg Config) http.Handler {
 	srv.AroundResponses(querylimit.LimitResponse(maxResponse)) // innermost: the others see its answer
 
 	shared := &planner.Shared{
-		Upstream:    cfg.Upstream,
-		Coalescer:   cfg.Coalescer,
-		RateLimits:  &restcache.RateLimits{},
-		FamilySizes: &restcache.FamilySizes{},
-		MaxCalls:    cfg.MaxUpstreamCalls,
-		Log:         log,
+		Upstream:  cfg.Upstream,
+		Coalescer: cfg.Coalescer,
+		MaxCalls:  cfg.MaxUpstreamCalls,
+		Log:       log,
+	}
+	if cfg.Redis != nil {
+		shared.Keys = cfg.Redis.Keys()
+		shared.RateLimits = cfg.Redis.RateLimits()
+		shared.FamilySizes = cfg.Redis.FamilySizes()
+	} else {
+		// A secret of this process: ids of keys in memory are keyed hashes
+		// too, which no one outside the process can recompute.
+		shared.Keys = callerkey.NewRing(nil, false)
+		shared.RateLimits = &restcache.RateLimits{}
+		shared.FamilySizes = &restcache.FamilySizes{}
 	}
 	if cfg.Metrics != nil {
 		shared.Meter = cfg.Metrics
@@ -231,26 +251,25 @@ func New(cfg Config) http.Handler {
 		if size <= 0 {
 			size = DefaultCacheSize
 		}
-		shared.Cache = restcache.NewCache(size, cfg.CacheTTL)
+		if cfg.Redis != nil {
+			// Redis bounds it by time (each answer's TTL) and by its
+			// maxmemory policy, not by a count.
+			shared.Cache = cfg.Redis.Cache(cfg.CacheTTL, nil)
+		} else {
+			shared.Cache = restcache.NewCache(size, cfg.CacheTTL)
+		}
 	}
 	if shared.Coalescer == nil {
 		shared.Coalescer = &restcache.Coalescer{}
 	}
-	// One numbering of each key's writes for the cache and the coalescer: a
-	// key's reads after its own write never read an answer cached before it,
-	// nor join a GET sent before it.
-	shared.Generations = shared.Coalescer.Generations
-	if shared.Generations == nil {
-		shared.Generations = &restcache.Generations{}
-		if shared.Cache != nil {
-			shared.Generations = shared.Cache.Generations()
-		}
-		shared.Coalescer.Generations = shared.Generations
-	}
+	wireGenerations(shared)
 	cfg.Metrics.Watch(shared.Coalescer, shared.Cache)
 	maxBatch := cfg.MaxBatch
 	if maxBatch <= 0 {
 		maxBatch = DefaultMaxBatch
+	}
+	if cfg.Redis != nil {
+		cfg.Metrics.WatchShared(cfg.Redis)
 	}
 	mux := http.NewServeMux()
 	timeout := cfg.OperationTimeout
@@ -294,6 +313,41 @@ func New(cfg Config) http.Handler {
 	})
 	mux.Handle("GET /readyz", newReadiness(cfg, log))
 	return requestid.Middleware(mux)
+}
+
+// wireGenerations gives the cache and the coalescer one numbering of each
+// key's writes, and tells both of every write: a key's reads after its own
+// write never read an answer cached before it, nor join a GET sent before
+// it.
+func wireGenerations(shared *planner.Shared) {
+	var ofCache *restcache.Generations
+	if c, ok := shared.Cache.(interface{ Generations() *restcache.Generations }); ok {
+		ofCache = c.Generations()
+	}
+	co := shared.Coalescer
+	if co.Generations == nil {
+		co.Generations = ofCache
+		if co.Generations == nil {
+			co.Generations = &restcache.Generations{}
+		}
+	}
+	switch {
+	case shared.Cache == nil:
+		shared.Generations = co.Generations
+	case ofCache == co.Generations:
+		shared.Generations = shared.Cache // its Invalidate numbers both
+	default: // a coalescer of the caller's, with a numbering of its own
+		shared.Generations = invalidators{shared.Cache, co.Generations}
+	}
+}
+
+// invalidators tells each of a key's write.
+type invalidators []restcache.Invalidator
+
+func (is invalidators) Invalidate(key callerkey.Key, res restclient.Resource) {
+	for _, i := range is {
+		i.Invalidate(key, res)
+	}
 }
 
 // corsMaxAge is how long a browser may cache a preflight's answer, in

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"suregql/flight"
+	"suregql/redisstate"
 	"suregql/restclient"
 )
 
@@ -38,6 +39,7 @@ type readiness struct {
 	now   func() time.Time
 	mode  string
 	log   *slog.Logger
+	redis *redisstate.Store // nil: no shared state
 
 	flight flight.Group[struct{}, upstreamState]
 	mu     sync.Mutex
@@ -51,7 +53,7 @@ type upstreamState struct {
 }
 
 func newReadiness(cfg Config, log *slog.Logger) *readiness {
-	r := &readiness{now: cfg.Now, mode: modeUpstream, log: log}
+	r := &readiness{now: cfg.Now, mode: modeUpstream, log: log, redis: cfg.Redis}
 	if r.now == nil {
 		r.now = time.Now
 	}
@@ -110,13 +112,25 @@ func (r *readiness) check(ctx context.Context) (upstreamState, error) {
 // ServeHTTP answers /readyz: 200 {"status":"ready",…} when the upstream
 // is a Sure server that answers, else 503 {"status":"unavailable",…} with
 // the reason (restclient's Reason values), never the upstream's address.
+// With Redis, "redis" tells its state ("up", or "down" with a reason); a
+// replica without Redis still answers every request, so it stays ready.
 func (r *readiness) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	s := r.state(req.Context())
 	answer := struct {
-		Status   string        `json:"status"`
-		Upstream upstreamState `json:"upstream"`
-		Mode     string        `json:"mode"`
+		Status   string             `json:"status"`
+		Upstream upstreamState      `json:"upstream"`
+		Mode     string             `json:"mode"`
+		Redis    *redisstate.Status `json:"redis,omitempty"`
 	}{Status: "ready", Upstream: s, Mode: r.mode}
+	if r.redis != nil {
+		if !r.redis.Up() {
+			// Through the breaker: one ping once its cooldown ended, so
+			// that an idle replica also sees Redis come back.
+			_ = r.redis.Ping()
+		}
+		st := r.redis.Status()
+		answer.Redis = &st
+	}
 	status := http.StatusOK
 	if s.Reason != "" {
 		answer.Status, status = "unavailable", http.StatusServiceUnavailable

@@ -86,8 +86,29 @@ type Metrics struct {
 	names operationNames
 
 	coalescer atomic.Pointer[restcache.Coalescer]
-	cache     atomic.Pointer[restcache.Cache]
+	cache     atomic.Pointer[cacheStats]
+	shared    atomic.Pointer[sharedStore]
 }
+
+// CacheStats is what metrics reads of an answer cache.
+type CacheStats interface {
+	// Stats returns the GETs answered from the cache and those passed on.
+	Stats() (hits, misses int64)
+}
+
+type cacheStats struct{ CacheStats }
+
+// SharedStore is what metrics reads of the store the replicas share
+// (redisstate.Store).
+type SharedStore interface {
+	// Counts returns the round trips sent, those that failed, and those not
+	// sent because the store was known to be down.
+	Counts() (roundTrips, failed, skipped int64)
+	// Up reports whether the store is asked (its breaker is closed).
+	Up() bool
+}
+
+type sharedStore struct{ SharedStore }
 
 // operationBuckets reach past the default operation timeout (15s).
 var operationBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 20}
@@ -152,12 +173,29 @@ func (m *Metrics) Handler() http.Handler {
 // Watch makes suregql_upstream_shared_total and
 // suregql_cache_requests_total read the counters of co and cache (either
 // may be nil: its series stay at 0). A later call replaces them.
-func (m *Metrics) Watch(co *restcache.Coalescer, cache *restcache.Cache) {
+func (m *Metrics) Watch(co *restcache.Coalescer, cache CacheStats) {
 	if m == nil {
 		return
 	}
 	m.coalescer.Store(co)
-	m.cache.Store(cache)
+	if cache == nil {
+		m.cache.Store(nil)
+		return
+	}
+	m.cache.Store(&cacheStats{cache})
+}
+
+// WatchShared makes suregql_redis_up and suregql_redis_requests_total read
+// s; without a call (no Redis) they are left out of /metrics.
+func (m *Metrics) WatchShared(s SharedStore) {
+	if m == nil {
+		return
+	}
+	if s == nil {
+		m.shared.Store(nil)
+		return
+	}
+	m.shared.Store(&sharedStore{s})
 }
 
 // Operation counts one GraphQL operation: its name ("" for an anonymous
@@ -302,11 +340,17 @@ var (
 		"GETs answered by an identical GET of the same key already in flight, instead of a call of their own.", nil, nil)
 	cacheDesc = prometheus.NewDesc("suregql_cache_requests_total",
 		"GETs looked up in the answer cache (-cache-ttl), by result: hit (answered without a call) or miss.", []string{"result"}, nil)
+	redisUpDesc = prometheus.NewDesc("suregql_redis_up",
+		"1 while the shared state's Redis is asked, 0 while its circuit breaker is open (requests are answered from the upstream without it).", nil, nil)
+	redisRequestsDesc = prometheus.NewDesc("suregql_redis_requests_total",
+		"Round trips to the shared state's Redis, by result: ok, error (failed or timed out), skipped (not sent: the breaker was open).", []string{"result"}, nil)
 )
 
 func (s savings) Describe(ch chan<- *prometheus.Desc) {
 	ch <- sharedDesc
 	ch <- cacheDesc
+	ch <- redisUpDesc
+	ch <- redisRequestsDesc
 }
 
 func (s savings) Collect(ch chan<- prometheus.Metric) {
@@ -316,6 +360,17 @@ func (s savings) Collect(ch chan<- prometheus.Metric) {
 	}
 	if c := s.m.cache.Load(); c != nil {
 		hits, misses = c.Stats()
+	}
+	if r := s.m.shared.Load(); r != nil {
+		up := 0.0
+		if r.Up() {
+			up = 1
+		}
+		sent, failed, skipped := r.Counts()
+		ch <- prometheus.MustNewConstMetric(redisUpDesc, prometheus.GaugeValue, up)
+		ch <- prometheus.MustNewConstMetric(redisRequestsDesc, prometheus.CounterValue, float64(sent-failed), "ok")
+		ch <- prometheus.MustNewConstMetric(redisRequestsDesc, prometheus.CounterValue, float64(failed), "error")
+		ch <- prometheus.MustNewConstMetric(redisRequestsDesc, prometheus.CounterValue, float64(skipped), "skipped")
 	}
 	ch <- prometheus.MustNewConstMetric(sharedDesc, prometheus.CounterValue, float64(shared))
 	ch <- prometheus.MustNewConstMetric(cacheDesc, prometheus.CounterValue, float64(hits), "hit")

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"suregql/callerkey"
 	"suregql/flight"
 	"suregql/restcache"
 	"suregql/restclient"
@@ -34,17 +35,22 @@ type Shared struct {
 	// Coalescer lets identical GETs of one key in flight at the same moment
 	// share a call; nil turns that off.
 	Coalescer *restcache.Coalescer
-	// Cache keeps GET answers per key for a TTL; nil turns it off.
-	Cache *restcache.Cache
+	// Cache keeps GET answers per key for a TTL (in memory, or in a store
+	// the replicas share); nil turns it off.
+	Cache restcache.AnswerCache
 	// RateLimits remembers the last rate-limit headers of each key; nil
 	// keeps them per request only.
-	RateLimits *restcache.RateLimits
+	RateLimits restcache.RateLimitStore
 	// FamilySizes remembers each key's family size, to plan lookups; nil
 	// keeps it per request only.
-	FamilySizes *restcache.FamilySizes
-	// Generations numbers each key's writes, for the Cache and the
-	// Coalescer (which must share it); nil when neither needs it.
-	Generations *restcache.Generations
+	FamilySizes restcache.FamilySizeStore
+	// Generations is told of each key's writes, for the Cache and the
+	// Coalescer (which must share its numbering); nil when neither needs
+	// it.
+	Generations restcache.Invalidator
+	// Keys derives each request's Key (what the stores know the caller
+	// by) from its API key, once per request; nil means restcache.KeyOf.
+	Keys *callerkey.Ring
 	// MaxCalls caps the upstream calls of one operation's plan; 0 means no
 	// cap. Retries of planned calls are counted as calls but do not spend
 	// it: an upstream fault must not turn into QUERY_TOO_EXPENSIVE. See
@@ -74,10 +80,10 @@ func (s *Shared) now() time.Time {
 	return time.Now()
 }
 
-// forgetKey drops everything shared about apiKey: the upstream answered
-// 401, so the key is unknown or revoked and must leave nothing behind, nor
-// keep being served from the cache.
-func (s *Shared) forgetKey(apiKey string) {
+// forgetKey drops everything shared about key: the upstream answered 401,
+// so the key is unknown or revoked and must leave nothing behind, nor keep
+// being served from the cache.
+func (s *Shared) forgetKey(apiKey callerkey.Key) {
 	if s.RateLimits != nil {
 		s.RateLimits.Forget(apiKey)
 	}
@@ -89,10 +95,20 @@ func (s *Shared) forgetKey(apiKey string) {
 	}
 }
 
+// keyOf returns what the stores know apiKey by.
+func (s *Shared) keyOf(apiKey string) callerkey.Key {
+	if s.Keys != nil {
+		return s.Keys.Key(apiKey)
+	}
+	return restcache.KeyOf(apiKey)
+}
+
 // Planner is the data layer of one GraphQL request.
 type Planner struct {
 	shared *Shared
-	apiKey string
+	// apiKey is the caller's key as the stores know it (derived once per
+	// request): its keyed hash and cipher, never the key itself.
+	apiKey callerkey.Key
 	keyErr error
 	client *restclient.Client
 	memo   *memo
@@ -104,6 +120,9 @@ type Planner struct {
 
 	mu        sync.Mutex
 	rateLimit *restclient.RateLimit
+	// sharedRead: the shared store's reading was read into rateLimit, once
+	// per operation (a store shared by replicas costs a round trip).
+	sharedRead bool
 
 	known      knownCategories                               // every category an answer held
 	byID       *batcher[string, *restclient.Category]        // lookups by id (parents included)
@@ -114,8 +133,8 @@ type Planner struct {
 
 // New returns the data layer for one request made with apiKey.
 func New(shared *Shared, apiKey string) *Planner {
-	l := &Planner{shared: shared, apiKey: apiKey, keyErr: checkKey(apiKey)}
-	var cache, coalescer restclient.Fetcher
+	l := &Planner{shared: shared, apiKey: shared.keyOf(apiKey), keyErr: checkKey(apiKey)}
+	var cache, coalescer restcache.KeyedFetcher
 	if shared.Cache != nil {
 		cache = shared.Cache
 	}
@@ -124,7 +143,7 @@ func New(shared *Shared, apiKey string) *Planner {
 	}
 	// Memo first (nothing twice per operation), then the shared cache, then
 	// coalescing with other requests in flight, then the network.
-	l.memo = newMemo(restcache.Chain(cache, coalescer))
+	l.memo = newMemo(restcache.For(l.apiKey, cache, coalescer))
 	l.client = shared.Upstream.WithAPIKey(apiKey).WithObserver(l.observe).WithGate(l.countingGate).WithFetcher(l.memo)
 	l.byID = newBatcher(l.lookUp)
 	l.kids = newBatcher(l.planParents)
@@ -184,17 +203,14 @@ func (l *Planner) Calls() int { return int(l.sends.Load()) }
 // operation or an earlier one, or nil.
 func (l *Planner) RateLimit() *restclient.RateLimit {
 	l.mu.Lock()
-	rl := l.rateLimit
-	l.mu.Unlock()
-	if rl != nil {
-		return rl
-	}
-	if l.shared.RateLimits != nil {
-		if seen, ok := l.shared.RateLimits.Get(l.apiKey); ok {
-			return &seen
+	defer l.mu.Unlock()
+	if !l.sharedRead && l.shared.RateLimits != nil {
+		l.sharedRead = true
+		if seen, ok := l.shared.RateLimits.Get(l.apiKey); ok && (l.rateLimit == nil || restclient.Newer(seen, *l.rateLimit)) {
+			l.rateLimit = &seen
 		}
 	}
-	return nil
+	return l.rateLimit
 }
 
 // RefusedOutOfQuota reports whether a request of this operation was

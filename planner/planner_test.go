@@ -241,7 +241,7 @@ func TestChildren_UsesKnownFamilySize(t *testing.T) {
 	var calls int
 	up.bubble(t, func(t *testing.T, c *restclient.Client) {
 		sizes := &restcache.FamilySizes{}
-		sizes.Observe(restclienttest.LargeFamilyKey, "", 5000)
+		sizes.Observe(restcache.KeyOf(restclienttest.LargeFamilyKey), "", 5000)
 		l := planner.New(&planner.Shared{Upstream: c, FamilySizes: sizes}, restclienttest.LargeFamilyKey)
 		keys := make([]planner.ParentKey, len(roots))
 		for i, r := range roots {
@@ -677,7 +677,7 @@ func TestCategory_LookupsShareTheFamilysFirstPage(t *testing.T) {
 			up.bubble(t, func(t *testing.T, c *restclient.Client) {
 				shared := &planner.Shared{Upstream: c, FamilySizes: &restcache.FamilySizes{}}
 				if tc.knownSize > 0 {
-					shared.FamilySizes.Observe(tc.key, "", tc.knownSize)
+					shared.FamilySizes.Observe(restcache.KeyOf(tc.key), "", tc.knownSize)
 				}
 				l := planner.New(shared, tc.key)
 				got := make([]*restclient.Category, len(tc.want))

@@ -16,13 +16,14 @@ import (
 func TestUnknownKeysLeaveNothingBehind(t *testing.T) {
 	u := newUpstream(t)
 	cache := restcache.NewCache(1000, time.Hour)
+	rateLimits, familySizes := &restcache.RateLimits{}, &restcache.FamilySizes{}
 	shared := &planner.Shared{
 		Upstream:    u.client(t),
 		Cache:       cache,
 		Coalescer:   &restcache.Coalescer{Generations: cache.Generations()},
-		Generations: cache.Generations(),
-		RateLimits:  &restcache.RateLimits{},
-		FamilySizes: &restcache.FamilySizes{},
+		Generations: cache,
+		RateLimits:  rateLimits,
+		FamilySizes: familySizes,
 	}
 	for i := range 300 {
 		l := planner.New(shared, fmt.Sprintf("random-key-%d", i))
@@ -33,9 +34,9 @@ func TestUnknownKeysLeaveNothingBehind(t *testing.T) {
 		_, _ = l.Client().ListCategories(t.Context(), restclient.ListCategoriesOptions{Page: 1, PerPage: 100})
 	}
 	for name, n := range map[string]int{
-		"rate limits":    shared.RateLimits.Len(),
-		"family sizes":   shared.FamilySizes.Len(),
-		"generations":    shared.Generations.Len(),
+		"rate limits":    rateLimits.Len(),
+		"family sizes":   familySizes.Len(),
+		"generations":    cache.Generations().Len(),
 		"cached answers": cache.Len(),
 	} {
 		if n != 0 {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/golang-lru/v2/expirable"
 
+	"suregql/callerkey"
 	"suregql/restclient"
 )
 
@@ -40,9 +41,14 @@ func NewCache(size int, ttl time.Duration) *Cache {
 // give them to the Coalescer too.
 func (c *Cache) Generations() *Generations { return c.gens }
 
-// Fetch implements restclient.Fetcher. Errors are never cached.
+// Fetch implements restclient.Fetcher, keying the caller by KeyOf.
 func (c *Cache) Fetch(ctx context.Context, key restclient.RequestKey, fetch func(context.Context) (*restclient.Response, error)) (*restclient.Response, error) {
-	id := requestID(key) + " #" + strconv.FormatUint(c.gens.Of(key), 10)
+	return c.FetchAs(ctx, KeyOf(key.APIKey), key.Path, fetch)
+}
+
+// FetchAs implements KeyedFetcher. Errors are never cached.
+func (c *Cache) FetchAs(ctx context.Context, key callerkey.Key, path string, fetch func(context.Context) (*restclient.Response, error)) (*restclient.Response, error) {
+	id := requestID(key, path) + " #" + strconv.FormatUint(c.gens.Of(key, path), 10)
 	if resp, ok := c.lru.Get(id); ok {
 		c.hits.Add(1)
 		return resp, nil
@@ -67,15 +73,15 @@ func (c *Cache) Fetch(ctx context.Context, key restclient.RequestKey, fetch func
 	return resp, nil
 }
 
-// Invalidate forgets apiKey's cached answers of a resource after
+// Invalidate forgets key's cached answers of a resource after
 // that key wrote to it. Entries of the old generation are never read again
 // and age out of the LRU.
-func (c *Cache) Invalidate(apiKey string, res restclient.Resource) { c.gens.Invalidate(apiKey, res) }
+func (c *Cache) Invalidate(key callerkey.Key, res restclient.Resource) { c.gens.Invalidate(key, res) }
 
-// Forget drops every answer cached for apiKey and its write generations:
-// the upstream said the key is not (or no longer) valid.
-func (c *Cache) Forget(apiKey string) {
-	kh := KeyHash(apiKey)
+// Forget drops every answer cached for key and its write generations: the
+// upstream said the key is not (or no longer) valid.
+func (c *Cache) Forget(key callerkey.Key) {
+	kh := key.ID()
 	c.dropKeyHash(kh)
 	c.gens.forget(kh)
 }

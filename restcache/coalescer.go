@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"sync/atomic"
 
+	"suregql/callerkey"
 	"suregql/flight"
 	"suregql/restclient"
 )
@@ -32,11 +33,22 @@ type Coalescer struct {
 	shared atomic.Int64
 }
 
-// Fetch implements restclient.Fetcher.
+// Fetch implements restclient.Fetcher, keying the caller by KeyOf.
 func (c *Coalescer) Fetch(ctx context.Context, key restclient.RequestKey, fetch func(context.Context) (*restclient.Response, error)) (*restclient.Response, error) {
-	id := requestID(key)
+	return c.FetchAs(ctx, KeyOf(key.APIKey), key.Path, fetch)
+}
+
+// FetchAs implements KeyedFetcher.
+func (c *Coalescer) FetchAs(ctx context.Context, key callerkey.Key, path string, fetch func(context.Context) (*restclient.Response, error)) (*restclient.Response, error) {
+	id := requestID(key, path)
 	if c.Generations != nil {
-		id += " #" + strconv.FormatUint(c.Generations.Of(key), 10)
+		id += " #" + strconv.FormatUint(c.Generations.Of(key, path), 10)
+	}
+	if shared, ok := ctx.Value(sharedGenerationKey{}).(string); ok {
+		// A cache shared by replicas read the key's generation there: a
+		// read after another replica's write must not join a GET this
+		// process sent before it.
+		id += " @" + shared
 	}
 	rejoins := c.Rejoins
 	if rejoins <= 0 {
@@ -80,4 +92,14 @@ func (c *Coalescer) Fetch(ctx context.Context, key restclient.RequestKey, fetch 
 // now.
 func (c *Coalescer) Stats() (sent, shared, waiting int64) {
 	return c.sent.Load(), c.shared.Load(), int64(c.group.Waiting())
+}
+
+// sharedGenerationKey is the context key under which a cache shared by
+// replicas tells the Coalescer behind it the key's generation it read.
+type sharedGenerationKey struct{}
+
+// WithSharedGeneration returns ctx telling the Coalescer that the key's
+// generation of the resource it reads is gen in a store shared by replicas.
+func WithSharedGeneration(ctx context.Context, gen string) context.Context {
+	return context.WithValue(ctx, sharedGenerationKey{}, gen)
 }

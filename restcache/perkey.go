@@ -6,6 +6,7 @@ import (
 
 	lru "github.com/hashicorp/golang-lru/v2"
 
+	"suregql/callerkey"
 	"suregql/restclient"
 )
 
@@ -59,17 +60,17 @@ func NewGenerations(maxKeys int, onForget func(keyHash string)) *Generations {
 }
 
 // Of returns the generation of the resource a request reads.
-func (g *Generations) Of(key restclient.RequestKey) uint64 {
+func (g *Generations) Of(key callerkey.Key, path string) uint64 {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	m, _ := g.keys.lru().Peek(KeyHash(key.APIKey))
-	return m[key.Resource()]
+	m, _ := g.keys.lru().Peek(key.ID())
+	return m[restclient.ResourceOf(path)]
 }
 
-// Invalidate starts a new generation of apiKey's resource after that key
-// wrote to it.
-func (g *Generations) Invalidate(apiKey string, res restclient.Resource) {
-	kh := KeyHash(apiKey)
+// Invalidate starts a new generation of key's resource after
+// that key wrote to it.
+func (g *Generations) Invalidate(key callerkey.Key, res restclient.Resource) {
+	kh := key.ID()
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	m, ok := g.keys.lru().Get(kh)
@@ -98,12 +99,12 @@ type RateLimits struct {
 	keys byKey[restclient.RateLimit]
 }
 
-// Observe records rl for apiKey unless an answer read later in the same
+// Observe records rl for key unless an answer read later in the same
 // window is already known: of readings of one window, the one with the
 // fewest requests remaining is the newest (answers of parallel calls arrive
 // in any order).
-func (r *RateLimits) Observe(apiKey string, rl restclient.RateLimit) {
-	kh := KeyHash(apiKey)
+func (r *RateLimits) Observe(key callerkey.Key, rl restclient.RateLimit) {
+	kh := key.ID()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if old, ok := r.keys.lru().Get(kh); ok && !restclient.Newer(rl, old) {
@@ -112,15 +113,15 @@ func (r *RateLimits) Observe(apiKey string, rl restclient.RateLimit) {
 	r.keys.lru().Add(kh, rl)
 }
 
-// Get returns the newest rate limit seen for apiKey.
-func (r *RateLimits) Get(apiKey string) (restclient.RateLimit, bool) {
-	return r.keys.lru().Get(KeyHash(apiKey))
+// Get returns the newest rate limit seen for key.
+func (r *RateLimits) Get(key callerkey.Key) (restclient.RateLimit, bool) {
+	return r.keys.lru().Get(key.ID())
 }
 
-// Exhausted reports whether apiKey is known to have no request left at
-// now, and how long until its window resets.
-func (r *RateLimits) Exhausted(apiKey string, now time.Time) (retryAfter time.Duration, exhausted bool) {
-	rl, ok := r.Get(apiKey)
+// Exhausted reports whether key is known to have no request left at now,
+// and how long until its window resets.
+func (r *RateLimits) Exhausted(key callerkey.Key, now time.Time) (retryAfter time.Duration, exhausted bool) {
+	rl, ok := r.Get(key)
 	if !ok {
 		return 0, false
 	}
@@ -130,8 +131,8 @@ func (r *RateLimits) Exhausted(apiKey string, now time.Time) (retryAfter time.Du
 // Len returns how many keys have a reading.
 func (r *RateLimits) Len() int { return r.keys.lru().Len() }
 
-// Forget drops what is known of apiKey (the upstream rejected it).
-func (r *RateLimits) Forget(apiKey string) { r.keys.lru().Remove(KeyHash(apiKey)) }
+// Forget drops what is known of key (the upstream rejected it).
+func (r *RateLimits) Forget(key callerkey.Key) { r.keys.lru().Remove(key.ID()) }
 
 // FamilySizes remembers how many categories each key's family (and each
 // classification of it) had when last seen. It is a planning hint only
@@ -142,10 +143,10 @@ type FamilySizes struct {
 	keys byKey[map[string]int]
 }
 
-// Observe records the size of apiKey's family ("" class) or of one
+// Observe records the size of key's family ("" class) or of one
 // classification of it.
-func (f *FamilySizes) Observe(apiKey, class string, n int) {
-	kh := KeyHash(apiKey)
+func (f *FamilySizes) Observe(key callerkey.Key, class string, n int) {
+	kh := key.ID()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	m, ok := f.keys.lru().Get(kh)
@@ -156,11 +157,11 @@ func (f *FamilySizes) Observe(apiKey, class string, n int) {
 	f.keys.lru().Add(kh, m)
 }
 
-// Get returns the last size seen for apiKey's family or classification.
-func (f *FamilySizes) Get(apiKey, class string) (int, bool) {
+// Get returns the last size seen for key's family or classification.
+func (f *FamilySizes) Get(key callerkey.Key, class string) (int, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	m, _ := f.keys.lru().Get(KeyHash(apiKey))
+	m, _ := f.keys.lru().Get(key.ID())
 	n, ok := m[class]
 	return n, ok
 }
@@ -168,5 +169,13 @@ func (f *FamilySizes) Get(apiKey, class string) (int, bool) {
 // Len returns how many keys have a size.
 func (f *FamilySizes) Len() int { return f.keys.lru().Len() }
 
-// Forget drops what is known of apiKey (the upstream rejected it).
-func (f *FamilySizes) Forget(apiKey string) { f.keys.lru().Remove(KeyHash(apiKey)) }
+// Forget drops what is known of key (the upstream rejected it).
+func (f *FamilySizes) Forget(key callerkey.Key) { f.keys.lru().Remove(key.ID()) }
+
+var (
+	_ RateLimitStore  = (*RateLimits)(nil)
+	_ FamilySizeStore = (*FamilySizes)(nil)
+	_ AnswerCache     = (*Cache)(nil)
+	_ Invalidator     = (*Generations)(nil)
+	_ KeyedFetcher    = (*Coalescer)(nil)
+)

@@ -50,9 +50,9 @@ func TestRateLimits_KeepsTheNewestReading(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var r restcache.RateLimits
 			for _, rl := range tt.observed {
-				r.Observe("key-1", rl)
+				r.Observe(restcache.KeyOf("key-1"), rl)
 			}
-			if got, _ := r.Get("key-1"); got != tt.want {
+			if got, _ := r.Get(restcache.KeyOf("key-1")); got != tt.want {
 				t.Errorf("Get = %+v, want %+v", got, tt.want)
 			}
 		})
@@ -62,9 +62,9 @@ func TestRateLimits_KeepsTheNewestReading(t *testing.T) {
 func TestRateLimits_Exhausted(t *testing.T) {
 	now := time.Date(2026, 1, 10, 11, 40, 0, 0, time.UTC)
 	var r restcache.RateLimits
-	r.Observe("spent", restclient.RateLimit{Limit: 100, Remaining: 0, ResetAt: now.Add(90 * time.Second)})
-	r.Observe("left", restclient.RateLimit{Limit: 100, Remaining: 1, ResetAt: now.Add(90 * time.Second)})
-	r.Observe("unknown", restclient.RateLimit{Limit: 100, Remaining: -1, ResetAt: now.Add(90 * time.Second)})
+	r.Observe(restcache.KeyOf("spent"), restclient.RateLimit{Limit: 100, Remaining: 0, ResetAt: now.Add(90 * time.Second)})
+	r.Observe(restcache.KeyOf("left"), restclient.RateLimit{Limit: 100, Remaining: 1, ResetAt: now.Add(90 * time.Second)})
+	r.Observe(restcache.KeyOf("unknown"), restclient.RateLimit{Limit: 100, Remaining: -1, ResetAt: now.Add(90 * time.Second)})
 	for _, tc := range []struct {
 		key       string
 		at        time.Time
@@ -77,13 +77,13 @@ func TestRateLimits_Exhausted(t *testing.T) {
 		{"unknown", now, 0, false},
 		{"never-seen", now, 0, false},
 	} {
-		after, got := r.Exhausted(tc.key, tc.at)
+		after, got := r.Exhausted(restcache.KeyOf(tc.key), tc.at)
 		if got != tc.want || after != tc.wantAfter {
 			t.Errorf("Exhausted(%q, +%s) = (%s, %t), want (%s, %t)", tc.key, tc.at.Sub(now), after, got, tc.wantAfter, tc.want)
 		}
 	}
-	r.Forget("spent")
-	if _, ok := r.Get("spent"); ok {
+	r.Forget(restcache.KeyOf("spent"))
+	if _, ok := r.Get(restcache.KeyOf("spent")); ok {
 		t.Error("Forget left the key's reading behind")
 	}
 }
@@ -91,13 +91,13 @@ func TestRateLimits_Exhausted(t *testing.T) {
 func TestGenerations_ForgettingAKeyDropsItsCachedAnswers(t *testing.T) {
 	var forgotten []string
 	g := restcache.NewGenerations(2, func(kh string) { forgotten = append(forgotten, kh) })
-	g.Invalidate("key-1", "chats")
-	g.Invalidate("key-2", "chats")
-	g.Invalidate("key-3", "chats") // over the bound: key-1 goes
+	g.Invalidate(restcache.KeyOf("key-1"), restclient.Chats)
+	g.Invalidate(restcache.KeyOf("key-2"), restclient.Chats)
+	g.Invalidate(restcache.KeyOf("key-3"), restclient.Chats) // over the bound: key-1 goes
 	if len(forgotten) != 1 || forgotten[0] != restcache.KeyHash("key-1") {
 		t.Fatalf("forgotten = %v, want key-1's hash only", forgotten)
 	}
-	if got := g.Of(restclient.RequestKey{APIKey: "key-3", Path: "chats?page=1"}); got != 1 {
+	if got := g.Of(restcache.KeyOf("key-3"), "chats?page=1"); got != 1 {
 		t.Errorf("key-3's chats generation = %d, want 1", got)
 	}
 }
@@ -116,7 +116,7 @@ func TestCache_ForgetDropsEveryAnswerOfTheKey(t *testing.T) {
 			}
 		}
 	}
-	c.Forget("revoked")
+	c.Forget(restcache.KeyOf("revoked"))
 	if got := c.Len(); got != 3 {
 		t.Errorf("Len() = %d after Forget, want 3 (the other key's)", got)
 	}

@@ -7,10 +7,11 @@
 package restcache
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
+	"context"
 	"strings"
+	"time"
 
+	"suregql/callerkey"
 	"suregql/restclient"
 )
 
@@ -19,15 +20,94 @@ import (
 // grow memory.
 const DefaultMaxKeys = 100_000
 
-// KeyHash returns a stable digest of an API key, so that maps keyed by the
-// caller never hold the key itself.
-func KeyHash(apiKey string) string {
-	sum := sha256.Sum256([]byte(apiKey))
-	return hex.EncodeToString(sum[:16])
+// defaultRing keys the callers of a Fetch made without a Key (a client
+// used outside the facade, tests): a secret of this process only.
+var defaultRing = callerkey.NewRing(nil, false)
+
+// KeyOf returns apiKey's Key on this process's own ring (no encryption):
+// for callers that have no ring of their own. The facade derives each
+// request's Key once, from its ring, and uses the *As methods.
+func KeyOf(apiKey string) callerkey.Key { return defaultRing.Key(apiKey) }
+
+// KeyHash returns the id of apiKey on this process's own ring: 32 hex
+// digits of a keyed hash, stable for the life of the process, so that maps
+// keyed by the caller never hold the key itself.
+func KeyHash(apiKey string) string { return KeyOf(apiKey).ID() }
+
+// KeyedFetcher is a restclient.Fetcher told the caller's Key, computed once
+// per request, rather than its API key.
+type KeyedFetcher interface {
+	FetchAs(ctx context.Context, key callerkey.Key, path string, fetch func(context.Context) (*restclient.Response, error)) (*restclient.Response, error)
 }
 
-func requestID(k restclient.RequestKey) string {
-	return KeyHash(k.APIKey) + " " + k.Path
+// For returns a Fetcher for one request made with key: it passes each GET
+// through fs in order, as Chain does, telling them key instead of hashing
+// the request's API key. Nil entries are skipped.
+func For(key callerkey.Key, fs ...KeyedFetcher) restclient.Fetcher {
+	var live []KeyedFetcher
+	for _, f := range fs {
+		if f != nil {
+			live = append(live, f)
+		}
+	}
+	return keyedChain{key: key, fs: live}
+}
+
+type keyedChain struct {
+	key callerkey.Key
+	fs  []KeyedFetcher
+}
+
+func (c keyedChain) Fetch(ctx context.Context, rk restclient.RequestKey, fetch func(context.Context) (*restclient.Response, error)) (*restclient.Response, error) {
+	if len(c.fs) == 0 {
+		return fetch(ctx)
+	}
+	return c.fs[0].FetchAs(ctx, c.key, rk.Path, func(ctx context.Context) (*restclient.Response, error) {
+		return keyedChain{key: c.key, fs: c.fs[1:]}.Fetch(ctx, rk, fetch)
+	})
+}
+
+// RateLimitStore remembers the newest rate-limit reading of each key:
+// RateLimits in memory, or one shared by replicas (package sharedstate).
+type RateLimitStore interface {
+	// Observe records rl unless a newer reading of key is known.
+	Observe(key callerkey.Key, rl restclient.RateLimit)
+	// Get returns the newest reading of key.
+	Get(key callerkey.Key) (restclient.RateLimit, bool)
+	// Exhausted reports whether key is known to have no request left at
+	// now, and how long until its window resets.
+	Exhausted(key callerkey.Key, now time.Time) (retryAfter time.Duration, exhausted bool)
+	// Forget drops what is known of key (the upstream rejected it).
+	Forget(key callerkey.Key)
+}
+
+// FamilySizeStore remembers the size of each key's family, a planning
+// hint: FamilySizes in memory, or one shared by replicas.
+type FamilySizeStore interface {
+	Observe(key callerkey.Key, class string, n int)
+	Get(key callerkey.Key, class string) (int, bool)
+	Forget(key callerkey.Key)
+}
+
+// AnswerCache keeps GET answers per key: Cache in memory, or one shared by
+// replicas. A key's write invalidates its answers of that resource
+// (Invalidator); Forget drops all of a key's answers.
+type AnswerCache interface {
+	KeyedFetcher
+	Invalidator
+	Forget(key callerkey.Key)
+	// Stats returns the GETs answered from the cache and those passed on.
+	Stats() (hits, misses int64)
+}
+
+// Invalidator is told of a key's write to a resource ("chats"), after
+// which no read of that key may be answered from before it.
+type Invalidator interface {
+	Invalidate(key callerkey.Key, res restclient.Resource)
+}
+
+func requestID(key callerkey.Key, path string) string {
+	return key.ID() + " " + path
 }
 
 // keyOfID returns the key hash an id made by requestID starts with.

@@ -356,7 +356,7 @@ func TestCache_Fetch(t *testing.T) {
 			size: 10,
 			steps: []step{
 				fetchStep(k1, "chats?page=1", miss), fetchStep(k1, "chats/abc?page=1", miss), fetchStep(k1, "categories?page=1", miss),
-				invalidate(k1, "chats"),
+				invalidate(k1, restclient.Chats),
 				fetchStep(k1, "chats?page=1", miss), fetchStep(k1, "chats/abc?page=1", miss), fetchStep(k1, "categories?page=1", hit),
 				// The new answers are cached again.
 				fetchStep(k1, "chats?page=1", hit), fetchStep(k1, "chats/abc?page=1", hit),
@@ -369,7 +369,7 @@ func TestCache_Fetch(t *testing.T) {
 			size: 10,
 			steps: []step{
 				fetchStep(k1, "chats?page=1", miss), fetchStep(k2, "chats?page=1", miss),
-				invalidate(k1, "chats"),
+				invalidate(k1, restclient.Chats),
 				fetchStep(k2, "chats?page=1", hit), fetchStep(k1, "chats?page=1", miss),
 			},
 			wantLen: 3,
@@ -388,8 +388,8 @@ func TestCache_Fetch(t *testing.T) {
 			name: "invalidating twice, and before any fetch",
 			size: 10,
 			steps: []step{
-				invalidate(k1, "chats"), fetchStep(k1, "chats", miss), fetchStep(k1, "chats", hit),
-				invalidate(k1, "chats"), invalidate(k1, "chats"), fetchStep(k1, "chats", miss), fetchStep(k1, "chats", hit),
+				invalidate(k1, restclient.Chats), fetchStep(k1, "chats", miss), fetchStep(k1, "chats", hit),
+				invalidate(k1, restclient.Chats), invalidate(k1, restclient.Chats), fetchStep(k1, "chats", miss), fetchStep(k1, "chats", hit),
 			},
 			wantLen: 2,
 		},
@@ -421,7 +421,7 @@ func TestCache_Fetch(t *testing.T) {
 			last := map[string]*restclient.Response{} // what the last miss of key+path answered
 			for i, s := range tc.steps {
 				if s.invalidate != "" {
-					c.Invalidate(s.key, s.invalidate)
+					c.Invalidate(restcache.KeyOf(s.key), s.invalidate)
 					continue
 				}
 				id := s.key + " " + s.path
@@ -509,7 +509,7 @@ func TestChain_CacheAndCoalescerSeeOwnWrites(t *testing.T) {
 		before := fetchAsync(t.Context(), chain, key, blockingFetch(&calls, release, old, nil))
 		synctest.Wait() // a read of another request is in flight
 
-		cache.Invalidate(key.APIKey, "chats") // this key created a chat
+		cache.Invalidate(restcache.KeyOf(key.APIKey), restclient.Chats) // this key created a chat
 		fresh := response(`{"chats":[{"id":"new"}]}`)
 		after := fetchAsync(t.Context(), chain, key, func(context.Context) (*restclient.Response, error) {
 			calls.Add(1)
@@ -638,15 +638,15 @@ func TestChain_PassesErrorsBack(t *testing.T) {
 
 func TestRateLimits(t *testing.T) {
 	var r restcache.RateLimits // the zero value is ready
-	if _, ok := r.Get("key-1"); ok {
+	if _, ok := r.Get(restcache.KeyOf("key-1")); ok {
 		t.Errorf("Get on an empty RateLimits: got ok, want none")
 	}
 	first := restclient.RateLimit{Limit: 100, Remaining: 99, Reset: time.Hour}
 	second := restclient.RateLimit{Limit: 100, Remaining: 98, Reset: 59 * time.Minute}
 	other := restclient.RateLimit{Limit: 10000, Remaining: 5}
-	r.Observe("key-1", first)
-	r.Observe("key-2", other)
-	r.Observe("key-1", second)
+	r.Observe(restcache.KeyOf("key-1"), first)
+	r.Observe(restcache.KeyOf("key-2"), other)
+	r.Observe(restcache.KeyOf("key-1"), second)
 	for _, tc := range []struct {
 		key    string
 		want   restclient.RateLimit
@@ -658,7 +658,7 @@ func TestRateLimits(t *testing.T) {
 		{"key-1 ", restclient.RateLimit{}, false},
 	} {
 		t.Run(tc.key, func(t *testing.T) {
-			got, ok := r.Get(tc.key)
+			got, ok := r.Get(restcache.KeyOf(tc.key))
 			if ok != tc.wantOK || got != tc.want {
 				t.Errorf("Get(%q) = (%+v, %t), want (%+v, %t)", tc.key, got, ok, tc.want, tc.wantOK)
 			}
@@ -668,13 +668,13 @@ func TestRateLimits(t *testing.T) {
 
 func TestFamilySizes(t *testing.T) {
 	var f restcache.FamilySizes // the zero value is ready
-	if n, ok := f.Get("key-1", ""); ok {
+	if n, ok := f.Get(restcache.KeyOf("key-1"), ""); ok {
 		t.Errorf("Get on an empty FamilySizes: got (%d, true), want none", n)
 	}
-	f.Observe("key-1", "", 45)
-	f.Observe("key-2", "", 5000)
-	f.Observe("key-1", "", 46)
-	f.Observe("key-1", "income", 4)
+	f.Observe(restcache.KeyOf("key-1"), "", 45)
+	f.Observe(restcache.KeyOf("key-2"), "", 5000)
+	f.Observe(restcache.KeyOf("key-1"), "", 46)
+	f.Observe(restcache.KeyOf("key-1"), "income", 4)
 	for _, tc := range []struct {
 		key, class string
 		want       int
@@ -687,7 +687,7 @@ func TestFamilySizes(t *testing.T) {
 		{"key-3", "", 0, false},
 	} {
 		t.Run(tc.key+"/"+tc.class, func(t *testing.T) {
-			if got, ok := f.Get(tc.key, tc.class); ok != tc.wantOK || got != tc.want {
+			if got, ok := f.Get(restcache.KeyOf(tc.key), tc.class); ok != tc.wantOK || got != tc.want {
 				t.Errorf("Get(%q, %q) = (%d, %t), want (%d, %t)", tc.key, tc.class, got, ok, tc.want, tc.wantOK)
 			}
 		})
