@@ -149,12 +149,85 @@ const (
 // at /, /healthz (liveness: the process serves), /readyz (readiness: the
 // upstream is a Sure server that answers) and, with Metrics, /metrics.
 func New(cfg Config) http.Handler {
-	log := cfg.Log
-	if log == nil {
-		log = slog.Default()
-	}
+	cfg = cfg.withDefaults()
 	// Every line logged with a request's context names the request.
-	log = slog.New(requestid.LogHandler(log.Handler()))
+	log := slog.New(requestid.LogHandler(cfg.Log.Handler()))
+	srv := newGraphQLServer(cfg, log)
+	shared := newShared(cfg, log)
+	cfg.Metrics.Watch(shared.Coalescer, shared.Cache)
+	if cfg.Redis != nil {
+		cfg.Metrics.WatchShared(cfg.Redis)
+	}
+	mux := http.NewServeMux()
+	gql := cacheHeaders(http.MaxBytesHandler(withDeadline(cfg.OperationTimeout, overHTTP(log, cfg.Metrics, cfg.MaxBatch, planner.Middleware(shared, srv))), maxBodyBytes))
+	if len(cfg.CORSOrigins) > 0 {
+		// Outermost, so that a preflight is answered before the method
+		// checks and gqlgen's own OPTIONS answer, and so that refusals (405,
+		// 415) carry the headers a page needs to read them.
+		gql = allowCORS(cfg.CORSOrigins, gql)
+	}
+	if cfg.TracerProvider != nil {
+		gql = tracedHandler(gql, cfg.TracerProvider, cfg.Propagator) // outermost: refusals are traced too
+	}
+	mux.Handle("/graphql", gql)
+	if !cfg.DisablePlayground {
+		// The playground's scripts are served from the binary (package
+		// graphiql), so it works without a CDN. Nothing typed into it is
+		// kept (not in the URL, not in the browser's storage): it opens on
+		// the example query, which runs as it is, each time.
+		const assets = "/graphiql/"
+		mux.Handle("GET "+assets, graphiql.Handler(assets))
+		mux.Handle("GET /{$}", graphiql.Page(graphiql.PageConfig{
+			Title:        "Sure GraphQL",
+			Endpoint:     "/graphql",
+			Assets:       assets,
+			DefaultQuery: exampleQuery,
+			Headers:      map[string]string{"X-Api-Key": cfg.PlaygroundAPIKey},
+			Notice:       playgroundNotice(cfg.Demo),
+		}))
+	}
+	if cfg.Metrics != nil && !cfg.DisableMetricsEndpoint {
+		mux.Handle("GET /metrics", cfg.Metrics.Handler())
+	}
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
+	})
+	mux.Handle("GET /readyz", newReadiness(cfg, log))
+	return requestid.Middleware(mux)
+}
+
+// withDefaults returns cfg with every zero value that means "the default"
+// replaced by it: the one place defaults are applied.
+func (cfg Config) withDefaults() Config {
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	if cfg.Propagator == nil {
+		cfg.Propagator = tracing.Propagator()
+	}
+	if cfg.QueryCacheBytes <= 0 {
+		cfg.QueryCacheBytes = DefaultQueryCacheBytes
+	}
+	if cfg.MaxResponseBytes <= 0 {
+		cfg.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	if cfg.CacheSize <= 0 {
+		cfg.CacheSize = DefaultCacheSize
+	}
+	if cfg.MaxBatch <= 0 {
+		cfg.MaxBatch = DefaultMaxBatch
+	}
+	if cfg.OperationTimeout <= 0 {
+		cfg.OperationTimeout = DefaultOperationTimeout
+	}
+	return cfg
+}
+
+// newGraphQLServer returns gqlgen's handler with the facade's transports,
+// limits, extensions and operation middlewares, in the order they must run.
+func newGraphQLServer(cfg Config, log *slog.Logger) *handler.Server {
 	srv := handler.New(graph.NewExecutableSchema(graph.Config{
 		Resolvers:  &graph.Resolver{},
 		Complexity: graph.Complexity(),
@@ -162,10 +235,6 @@ func New(cfg Config) http.Handler {
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(postTransport{}) // decodes nothing: overHTTP did
-	prop := cfg.Propagator
-	if prop == nil {
-		prop = tracing.Propagator()
-	}
 	if cfg.Metrics != nil || cfg.TracerProvider != nil {
 		obs := &observer{metrics: cfg.Metrics}
 		if cfg.TracerProvider != nil {
@@ -173,11 +242,7 @@ func New(cfg Config) http.Handler {
 		}
 		srv.Use(obs) // first: it sees every answer
 	}
-	cacheBytes := cfg.QueryCacheBytes
-	if cacheBytes <= 0 {
-		cacheBytes = DefaultQueryCacheBytes
-	}
-	queries := querylimit.NewDocumentCache(cacheBytes)
+	queries := querylimit.NewDocumentCache(cfg.QueryCacheBytes)
 	limits := querylimit.NewExtension(querylimit.Limits{MaxDepth: cfg.MaxDepth}, queries)
 	srv.SetQueryCache(queries)
 	srv.SetParserTokenLimit(limits.Limits().MaxTokens)
@@ -217,12 +282,14 @@ func New(cfg Config) http.Handler {
 	for _, m := range answered {
 		srv.AroundResponses(m)
 	}
-	maxResponse := cfg.MaxResponseBytes
-	if maxResponse <= 0 {
-		maxResponse = DefaultMaxResponseBytes
-	}
-	srv.AroundResponses(querylimit.LimitResponse(maxResponse)) // innermost: the others see its answer
+	srv.AroundResponses(querylimit.LimitResponse(cfg.MaxResponseBytes)) // innermost: the others see its answer
+	return srv
+}
 
+// newShared returns what the planners of every request share: the
+// upstream client and the stores that save calls across requests, in
+// memory or (with cfg.Redis) in Redis.
+func newShared(cfg Config, log *slog.Logger) *planner.Shared {
 	shared := &planner.Shared{
 		Upstream:  cfg.Upstream,
 		Coalescer: cfg.Coalescer,
@@ -244,75 +311,22 @@ func New(cfg Config) http.Handler {
 		shared.Meter = cfg.Metrics
 	}
 	if cfg.TracerProvider != nil {
-		shared.Upstream = cfg.Upstream.WithTransport(tracedUpstream(cfg.TracerProvider, prop))
+		shared.Upstream = cfg.Upstream.WithTransport(tracedUpstream(cfg.TracerProvider, cfg.Propagator))
 	}
-	if cfg.CacheTTL > 0 {
-		size := cfg.CacheSize
-		if size <= 0 {
-			size = DefaultCacheSize
-		}
-		if cfg.Redis != nil {
-			// Redis bounds it by time (each answer's TTL) and by its
-			// maxmemory policy, not by a count.
-			shared.Cache = cfg.Redis.Cache(cfg.CacheTTL, nil)
-		} else {
-			shared.Cache = restcache.NewCache(size, cfg.CacheTTL)
-		}
+	switch {
+	case cfg.CacheTTL <= 0:
+	case cfg.Redis != nil:
+		// Redis bounds it by time (each answer's TTL) and by its
+		// maxmemory policy, not by a count.
+		shared.Cache = cfg.Redis.Cache(cfg.CacheTTL, nil)
+	default:
+		shared.Cache = restcache.NewCache(cfg.CacheSize, cfg.CacheTTL)
 	}
 	if shared.Coalescer == nil {
 		shared.Coalescer = &restcache.Coalescer{}
 	}
 	wireGenerations(shared)
-	cfg.Metrics.Watch(shared.Coalescer, shared.Cache)
-	maxBatch := cfg.MaxBatch
-	if maxBatch <= 0 {
-		maxBatch = DefaultMaxBatch
-	}
-	if cfg.Redis != nil {
-		cfg.Metrics.WatchShared(cfg.Redis)
-	}
-	mux := http.NewServeMux()
-	timeout := cfg.OperationTimeout
-	if timeout <= 0 {
-		timeout = DefaultOperationTimeout
-	}
-	gql := cacheHeaders(http.MaxBytesHandler(withDeadline(timeout, overHTTP(log, cfg.Metrics, maxBatch, planner.Middleware(shared, srv))), maxBodyBytes))
-	if len(cfg.CORSOrigins) > 0 {
-		// Outermost, so that a preflight is answered before the method
-		// checks and gqlgen's own OPTIONS answer, and so that refusals (405,
-		// 415) carry the headers a page needs to read them.
-		gql = allowCORS(cfg.CORSOrigins, gql)
-	}
-	if cfg.TracerProvider != nil {
-		gql = tracedHandler(gql, cfg.TracerProvider, prop) // outermost: refusals are traced too
-	}
-	mux.Handle("/graphql", gql)
-	if !cfg.DisablePlayground {
-		// The playground's scripts are served from the binary (package
-		// graphiql), so it works without a CDN. Nothing typed into it is
-		// kept (not in the URL, not in the browser's storage): it opens on
-		// the example query, which runs as it is, each time.
-		const assets = "/graphiql/"
-		mux.Handle("GET "+assets, graphiql.Handler(assets))
-		mux.Handle("GET /{$}", graphiql.Page(graphiql.PageConfig{
-			Title:        "Sure GraphQL",
-			Endpoint:     "/graphql",
-			Assets:       assets,
-			DefaultQuery: exampleQuery,
-			Headers:      map[string]string{"X-Api-Key": cfg.PlaygroundAPIKey},
-			Notice:       playgroundNotice(cfg.Demo),
-		}))
-	}
-	if cfg.Metrics != nil && !cfg.DisableMetricsEndpoint {
-		mux.Handle("GET /metrics", cfg.Metrics.Handler())
-	}
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Cache-Control", "no-store")
-		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
-	})
-	mux.Handle("GET /readyz", newReadiness(cfg, log))
-	return requestid.Middleware(mux)
+	return shared
 }
 
 // wireGenerations gives the cache and the coalescer one numbering of each
