@@ -593,29 +593,28 @@ func requireAPIKey(refuse refuseFunc) graphql.OperationMiddleware {
 // earlier operations of its batch left of it.
 func refuseTooExpensive(refuse refuseFunc, maxCalls int) graphql.OperationMiddleware {
 	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
-		budget := maxCalls
 		l := planner.From(ctx)
-		if l != nil {
-			budget = l.Budget() // the key's share of its hourly limit, when lower
-		}
-		if budget <= 0 {
+		if maxCalls <= 0 || l == nil {
 			return next(ctx)
 		}
 		planned := graph.RootCost(ctx, graphql.GetOperationContext(ctx))
 		var tooExpensive *planner.TooExpensiveError
-		switch {
-		case planned > budget:
+		if !errors.As(l.Affordable(planned), &tooExpensive) {
+			return next(ctx)
+		}
+		budget := tooExpensive.Budget // the key's share of its hourly limit, when lower
+		ext := map[string]any{"code": graph.CodeQueryTooExpensive, "budget": budget, "planned": planned}
+		if tooExpensive.Spent == 0 {
 			err := gqlerror.Errorf("this operation needs at least %d upstream calls before its nested fields; the budget is %d", planned, budget)
-			err.Extensions = map[string]any{"code": graph.CodeQueryTooExpensive, "budget": budget, "planned": planned}
-			return refuse(ctx, err)
-		case l != nil && errors.As(l.Affordable(planned), &tooExpensive):
-			// A batch's operations share one budget.
-			err := gqlerror.Errorf("this operation needs at least %d upstream calls before its nested fields; the earlier operations of its batch spent %d of the budget of %d",
-				planned, tooExpensive.Spent, budget)
-			err.Extensions = map[string]any{"code": graph.CodeQueryTooExpensive, "budget": budget, "planned": planned, "spent": tooExpensive.Spent}
+			err.Extensions = ext
 			return refuse(ctx, err)
 		}
-		return next(ctx)
+		// A batch's operations share one budget.
+		err := gqlerror.Errorf("this operation needs at least %d upstream calls before its nested fields; the earlier operations of its batch spent %d of the budget of %d",
+			planned, tooExpensive.Spent, budget)
+		ext["spent"] = tooExpensive.Spent
+		err.Extensions = ext
+		return refuse(ctx, err)
 	}
 }
 

@@ -67,11 +67,16 @@ func (l *Planner) Budget() int {
 // operation past its budget. Planners ask before sending a batch, so that a
 // batch is sent whole or not at all.
 func (l *Planner) Affordable(n int) error {
-	max := l.Budget()
-	if max <= 0 || n <= 0 {
+	if n <= 0 || l.shared.MaxCalls <= 0 {
 		return nil
 	}
-	if spent := int(l.firsts.Load()); spent+n > max {
+	spent := int(l.firsts.Load())
+	if spent+n <= 1 {
+		// Every capped budget allows one call: no need to learn the key's
+		// limit (a round trip, when replicas share it) to know that.
+		return nil
+	}
+	if max := l.Budget(); spent+n > max {
 		return &TooExpensiveError{Budget: max, Spent: spent, Planned: n}
 	}
 	return nil
@@ -82,8 +87,10 @@ func (l *Planner) Affordable(n int) error {
 // attempt would pass the operation's budget: the hard cap behind
 // Affordable. Retries are counted as calls but do not spend the budget.
 func (l *Planner) gate(method, path string, attempt int) error {
-	if l.shared.RateLimits != nil {
-		if wait, out := l.shared.RateLimits.Exhausted(l.apiKey, l.shared.now()); out {
+	// The operation's reading: the shared one, read once per operation,
+	// and what its own calls answered since.
+	if rl := l.RateLimit(); rl != nil {
+		if wait, out := rl.Exhausted(l.shared.now()); out {
 			l.refusedOutOfQuota.Store(true)
 			return &restclient.RateLimitError{
 				APIError:   restclient.APIError{Op: method + " " + path, StatusCode: http.StatusTooManyRequests, Code: "rate_limit_exceeded", Message: "refused locally: the key has no request left in this window"},

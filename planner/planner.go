@@ -121,8 +121,10 @@ type Planner struct {
 	mu        sync.Mutex
 	rateLimit *restclient.RateLimit
 	// sharedRead: the shared store's reading was read into rateLimit, once
-	// per operation (a store shared by replicas costs a round trip).
+	// per operation (a store shared by replicas costs a round trip), from
+	// note when the cache read it on the way.
 	sharedRead bool
+	note       restcache.RateLimitNote
 
 	known      knownCategories                               // every category an answer held
 	byID       *batcher[string, *restclient.Category]        // lookups by id (parents included)
@@ -156,7 +158,8 @@ func New(shared *Shared, apiKey string) *Planner {
 func Middleware(shared *Shared, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		l := New(shared, r.Header.Get("X-Api-Key"))
-		next.ServeHTTP(w, r.WithContext(WithPlanner(r.Context(), l)))
+		ctx := restcache.WithRateLimitNote(WithPlanner(r.Context(), l), &l.note)
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 
@@ -206,7 +209,12 @@ func (l *Planner) RateLimit() *restclient.RateLimit {
 	defer l.mu.Unlock()
 	if !l.sharedRead && l.shared.RateLimits != nil {
 		l.sharedRead = true
-		if seen, ok := l.shared.RateLimits.Get(l.apiKey); ok && (l.rateLimit == nil || restclient.Newer(seen, *l.rateLimit)) {
+		seen, ok, noted := l.note.Get() // read with a cached answer
+		if !noted {
+			seen, ok = l.shared.RateLimits.Get(l.apiKey)
+			l.note.Set(seen, ok)
+		}
+		if ok && (l.rateLimit == nil || restclient.Newer(seen, *l.rateLimit)) {
 			l.rateLimit = &seen
 		}
 	}

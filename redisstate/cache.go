@@ -77,11 +77,20 @@ func (c *Cache) FetchAs(ctx context.Context, key callerkey.Key, path string, fet
 		ad     []byte
 		cached *restclient.Response
 	)
+	// The request's first cached read also brings its key's rate-limit
+	// reading, so that a hit costs one round trip in all.
+	note := restcache.RateLimitNoteFrom(ctx)
+	if note != nil && !note.Wanted() {
+		note = nil
+	}
 	err := c.s.do(func(ctx context.Context) error {
 		cmds, err := c.s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			p.Get(ctx, epochKey)
 			p.HMGet(ctx, generationsKey(key), string(res), allGenerations)
 			p.Get(ctx, name)
+			if note != nil {
+				p.Get(ctx, rateLimitKey(key))
+			}
 			return nil
 		})
 		if err != nil && !errors.Is(err, redis.Nil) { // Nil: a key absent
@@ -92,6 +101,14 @@ func (c *Cache) FetchAs(ctx context.Context, key callerkey.Key, path string, fet
 		ad = answerAD(name, epoch, gens)
 		if b, err := cmds[2].(*redis.StringCmd).Bytes(); err == nil {
 			cached = open(key, b, ad)
+		}
+		if note != nil {
+			var rl restclient.RateLimit
+			ok := false
+			if b, err := cmds[3].(*redis.StringCmd).Bytes(); err == nil {
+				rl, ok = openRateLimit(key, b)
+			}
+			note.Set(rl, ok)
 		}
 		return nil
 	})

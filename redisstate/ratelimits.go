@@ -119,20 +119,26 @@ func (r *RateLimits) read(ctx context.Context, c redis.Cmdable, key callerkey.Ke
 // get reads and opens key's reading; a reading that does not open (sealed
 // under another secret, tampered with) is none.
 func (r *RateLimits) get(ctx context.Context, c redis.Cmdable, key callerkey.Key) (restclient.RateLimit, bool, error) {
-	name := rateLimitKey(key)
-	b, err := c.Get(ctx, name).Bytes()
+	b, err := c.Get(ctx, rateLimitKey(key)).Bytes()
 	if err != nil {
 		return restclient.RateLimit{}, false, err
 	}
-	plain, err := key.Open(b, []byte(name))
+	rl, ok := openRateLimit(key, b)
+	return rl, ok, nil
+}
+
+// openRateLimit opens a sealed reading of key; one that does not open
+// (sealed under another secret, tampered with) is none.
+func openRateLimit(key callerkey.Key, b []byte) (restclient.RateLimit, bool) {
+	plain, err := key.Open(b, []byte(rateLimitKey(key)))
 	if err != nil {
-		return restclient.RateLimit{}, false, nil
+		return restclient.RateLimit{}, false
 	}
 	var v sealedRateLimit
 	if json.Unmarshal(plain, &v) != nil {
-		return restclient.RateLimit{}, false, nil
+		return restclient.RateLimit{}, false
 	}
-	return restclient.RateLimit{Limit: v.Limit, Remaining: v.Remaining, Reset: time.Duration(v.Reset), ResetAt: v.ResetAt}, true, nil
+	return restclient.RateLimit{Limit: v.Limit, Remaining: v.Remaining, Reset: time.Duration(v.Reset), ResetAt: v.ResetAt}, true
 }
 
 func (r *RateLimits) seal(key callerkey.Key, rl restclient.RateLimit) ([]byte, error) {
