@@ -89,6 +89,24 @@ func (r *result[V]) wait(ctx context.Context) (V, error) {
 	}
 }
 
+// Offer remembers v as key's result when no call for key has started, and
+// reports whether it did: a result learnt on the way (a page that turned
+// out to hold the whole list) without running anything.
+func (o *Once[K, V]) Offer(key K, v V) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.results == nil {
+		o.results = map[K]*result[V]{}
+	}
+	if _, ok := o.results[key]; ok {
+		return false
+	}
+	r := &result[V]{done: make(chan struct{}), val: v}
+	close(r.done)
+	o.results[key] = r
+	return true
+}
+
 // Done returns key's result when a call for it has finished, without
 // waiting or starting one; ok is false when none has.
 func (o *Once[K, V]) Done(key K) (v V, ok bool, err error) {

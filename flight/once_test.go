@@ -133,3 +133,20 @@ func TestOnce_WaiterWhoseContextEndsReturnsAtOnce(t *testing.T) {
 		t.Fatalf("got %v, want context.Canceled", err)
 	}
 }
+
+func TestOnce_OfferRemembersOnlyWhenNothingStarted(t *testing.T) {
+	var o Once[string, int]
+	if !o.Offer("family", 45) {
+		t.Fatal("Offer on a fresh key = false, want true")
+	}
+	v, err := o.Do(context.Background(), "family", func(context.Context) (int, error) { return 0, errors.New("ran") })
+	if v != 45 || err != nil {
+		t.Fatalf("Do after Offer = (%d, %v), want the offered 45 without a run", v, err)
+	}
+	if o.Offer("family", 7) {
+		t.Fatal("Offer over a remembered result = true, want false")
+	}
+	if v, _ := o.Do(context.Background(), "family", nil); v != 45 {
+		t.Fatalf("after a refused Offer Do = %d, want 45", v)
+	}
+}

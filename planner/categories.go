@@ -50,8 +50,11 @@ func (l *Planner) Categories(ctx context.Context, f CategoryFilter, r paging.Req
 	if w, empty, known := r.Empty(); empty && known {
 		return paging.Result[*restclient.Category]{Window: w}, nil
 	}
-	if want.Subcategories && f.ParentID == "" {
+	switch {
+	case want.Subcategories && f.ParentID == "":
 		l.lookAhead(ctx, f.Classification, r)
+	case f.narrowed():
+		l.readFamilyPageInstead(ctx)
 	}
 	var res paging.Result[*restclient.Category]
 	if all := l.snapshot(f.Classification); all != nil {
@@ -64,6 +67,20 @@ func (l *Planner) Categories(ctx context.Context, f CategoryFilter, r paging.Req
 	}
 	l.expect(res.Items, want)
 	return res, nil
+}
+
+// readFamilyPageInstead reads the family's first page for a list that
+// narrows the family (a classification, its roots, a parent's children):
+// when the family is likely to fit that page, the page costs the one call
+// the narrowed list would, answers it in memory, and answers every other
+// category question of the operation (or of its batch) as well. A family
+// found larger is remembered (FamilySizes), and its narrowed lists are read
+// as such from then on.
+func (l *Planner) readFamilyPageInstead(ctx context.Context) {
+	if l.snapshot("") != nil || !l.familyLikelySmall() || l.Affordable(1) != nil {
+		return
+	}
+	_, _ = l.familyFirstPage(ctx, "") // an error is reported by the list's own read
 }
 
 // Subcategories answers a window of a category's subcategories. The count

@@ -14,6 +14,9 @@
 //	                              | family (or classification) read by this operation      | 0
 //	                              | roots wanting subcategories: look-ahead reads the      | 1 (+ rest of family if it
 //	                              |   family's first page, the rest only if cheaper        |   costs ≤ window+1 calls)
+//	                              | a narrowed list (a classification, the roots, a        | 1 (the same call the list
+//	                              |   parent's children), family likely ≤ 100: the         |   would cost; +1 the first
+//	                              |   family's first page instead, answering everything    |   time a family is larger)
 //	                              | otherwise the fewest pages that hold the window        | 1–2 typically (paging.Load)
 //	Subcategories of a root       | leaf, or a subcategory (two levels only)               | 0
 //	                              | more than 100: paged like Categories                   | as Categories
@@ -22,6 +25,8 @@
 //	                              |   the family's list, when ceil(n/100) < parents left   | 1, then ceil(n/100)-1
 //	                              |   one filtered list per parent left                    | 1 each, in parallel
 //	Category / parent by id       | held by any answer of this operation                   | 0
+//	                              | a family first page in flight: wait for it             | 0
+//	                              | wants subcategories, family likely ≤ 100: first page   | 1 (not a show + a list)
 //	                              | 2+ ids, family not known to be large: its first page   | 1 (answers every id it holds)
 //	                              | the rest: one show each, in parallel                   | 1 each
 //	Chats (a window)              | fewest fixed pages of 20                               | 1–2 typically

@@ -34,6 +34,10 @@ func (l *Planner) familyFirstPage(ctx context.Context, class string) (*restclien
 		if l.shared.FamilySizes != nil {
 			l.shared.FamilySizes.Observe(l.apiKey, class, p.Pagination.TotalCount)
 		}
+		if p.Pagination.TotalCount <= len(p.Categories) {
+			// The whole family (or classification): a family read done.
+			l.families.Offer(class, pointers(p.Categories))
+		}
 		return p, nil
 	})
 }
@@ -105,6 +109,12 @@ func (l *Planner) readFamilyPages(ctx context.Context, class string) ([]*restcli
 		return nil, err
 	}
 	return res.Items, nil
+}
+
+// narrowed reports whether f keeps only part of the family: a
+// classification, the roots, or one parent's children.
+func (f CategoryFilter) narrowed() bool {
+	return f.Classification != "" || f.RootsOnly || f.ParentID != ""
 }
 
 // matches reports whether c is in the list f filters, as the upstream
