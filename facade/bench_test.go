@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"suregql/facade"
 	"suregql/restclient"
@@ -16,14 +17,18 @@ import (
 // benchOperation measures a whole operation through the production
 // handler, with the fake upstream in process (no network): the facade's
 // own cost per operation, upstream JSON decoding included.
-func benchOperation(b *testing.B, key, query string) {
+func benchOperation(b *testing.B, key, query string, configure ...func(*facade.Config)) {
 	up := restclienttest.New()
 	up.SetRateLimit(key, 1<<30)
 	client, err := restclient.New("http://sure.test", restclient.WithHTTPClient(&http.Client{Transport: handlerTransport{up}}))
 	if err != nil {
 		b.Fatal(err)
 	}
-	h := facade.New(facade.Config{Upstream: client, Log: slog.New(slog.DiscardHandler)})
+	cfg := facade.Config{Upstream: client, Log: slog.New(slog.DiscardHandler)}
+	for _, f := range configure {
+		f(&cfg)
+	}
+	h := facade.New(cfg)
 	body := `{"query":` + quote(query) + `}`
 	b.ReportAllocs()
 	for b.Loop() {
@@ -53,6 +58,14 @@ func quote(s string) string {
 
 func BenchmarkOperation_CategoriesFirst10(b *testing.B) {
 	benchOperation(b, restclienttest.DemoKey, `{ categories(first: 10) { nodes { id name } } }`)
+}
+
+// BenchmarkOperation_CachedCategoriesFirst10 answers every operation but
+// the first from the shared cache: what the facade spends on an answer it
+// shares with other callers (cache hits and coalesced callers alike).
+func BenchmarkOperation_CachedCategoriesFirst10(b *testing.B) {
+	benchOperation(b, restclienttest.DemoKey, `{ categories(first: 10) { nodes { id name } } }`,
+		func(c *facade.Config) { c.CacheTTL = time.Hour })
 }
 
 func BenchmarkOperation_DemoTree(b *testing.B) {
