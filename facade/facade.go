@@ -366,7 +366,9 @@ func withDeadline(d time.Duration, next http.Handler) http.Handler {
 func logOperation(log *slog.Logger) graphql.ResponseMiddleware {
 	return func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 		resp := next(ctx)
-		if !graphql.HasOperationContext(ctx) {
+		// Asked first: the line's attributes cost allocations even when a
+		// handler at WARN or above drops it.
+		if !graphql.HasOperationContext(ctx) || !log.Enabled(ctx, slog.LevelInfo) {
 			return resp
 		}
 		oc := graphql.GetOperationContext(ctx)
