@@ -205,7 +205,10 @@ func New(cfg Config) http.Handler {
 	if maxResponse <= 0 {
 		maxResponse = DefaultMaxResponseBytes
 	}
-	srv.AroundResponses(querylimit.LimitResponse(maxResponse)) // innermost: the others see its answer
+	srv.AroundResponses(querylimit.LimitResponse(maxResponse)) // the others see its answer
+	// Innermost, around the execution itself: identical queries of a key
+	// in flight together run once (see sharedQueries).
+	srv.AroundResponses(newSharedQueries().middleware)
 
 	shared := &loader.Shared{
 		Upstream:    cfg.Upstream,
