@@ -68,6 +68,37 @@ func BenchmarkOperation_CachedCategoriesFirst10(b *testing.B) {
 		func(c *facade.Config) { c.CacheTTL = time.Hour })
 }
 
+// BenchmarkOperation_ConcurrentIdentical sends W1 of cmd/loadbench from
+// 32 clients of one key at once, the upstream answering after 1 ms: the
+// operations in flight together share executions and upstream calls.
+// With -benchmem, allocations per operation.
+func BenchmarkOperation_ConcurrentIdentical(b *testing.B) {
+	up := restclienttest.New()
+	up.SetRateLimit(restclienttest.DemoKey, 1<<30)
+	up.SetDelay(time.Millisecond)
+	client, err := restclient.New("http://sure.test", restclient.WithHTTPClient(&http.Client{Transport: handlerTransport{up}}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := facade.New(facade.Config{Upstream: client, Log: slog.New(slog.DiscardHandler)})
+	body := `{"query":` + quote(`{ categories(first: 10) { nodes { id name } } }`) + `}`
+	b.SetParallelism(16) // 32 clients on 2 CPUs
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			req := httptest.NewRequestWithContext(context.Background(), http.MethodPost, "/graphql", strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("X-Api-Key", restclienttest.DemoKey)
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			if rec.Code != http.StatusOK || strings.Contains(rec.Body.String(), `"errors"`) {
+				b.Errorf("status %d: %s", rec.Code, rec.Body.String())
+				return
+			}
+		}
+	})
+}
+
 func BenchmarkOperation_DemoTree(b *testing.B) {
 	benchOperation(b, restclienttest.DemoKey, treeQuery)
 }
