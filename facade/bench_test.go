@@ -2,10 +2,13 @@ package facade_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -73,8 +76,26 @@ func BenchmarkOperation_CachedCategoriesFirst10(b *testing.B) {
 // operations in flight together share executions and upstream calls.
 // With -benchmem, allocations per operation.
 func BenchmarkOperation_ConcurrentIdentical(b *testing.B) {
+	benchConcurrent(b, func(int) string { return restclienttest.DemoKey })
+}
+
+// BenchmarkOperation_ConcurrentDistinctKeys is the same load with a key
+// per client (as loadbench's 64-key mode): nothing can be shared.
+func BenchmarkOperation_ConcurrentDistinctKeys(b *testing.B) {
+	benchConcurrent(b, func(client int) string { return fmt.Sprintf("bench-key-%d", client) })
+}
+
+// benchConcurrent sends W1 from 32 clients at once, client i with
+// keyOf(i), the upstream answering after 1 ms.
+func benchConcurrent(b *testing.B, keyOf func(client int) string) {
+	const clients = 32
 	up := restclienttest.New()
-	up.SetRateLimit(restclienttest.DemoKey, 1<<30)
+	for i := range clients {
+		if k := keyOf(i); k != restclienttest.DemoKey {
+			up.AddKey(k, restclienttest.DemoKey)
+		}
+		up.SetRateLimit(keyOf(i), 1<<30)
+	}
 	up.SetDelay(time.Millisecond)
 	client, err := restclient.New("http://sure.test", restclient.WithHTTPClient(&http.Client{Transport: handlerTransport{up}}))
 	if err != nil {
@@ -82,13 +103,15 @@ func BenchmarkOperation_ConcurrentIdentical(b *testing.B) {
 	}
 	h := facade.New(facade.Config{Upstream: client, Log: slog.New(slog.DiscardHandler)})
 	body := `{"query":` + quote(`{ categories(first: 10) { nodes { id name } } }`) + `}`
-	b.SetParallelism(16) // 32 clients on 2 CPUs
+	var next atomic.Int64
+	b.SetParallelism(clients / runtime.GOMAXPROCS(0))
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
+		key := keyOf(int(next.Add(1)-1) % clients)
 		for pb.Next() {
 			req := httptest.NewRequestWithContext(context.Background(), http.MethodPost, "/graphql", strings.NewReader(body))
 			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("X-Api-Key", restclienttest.DemoKey)
+			req.Header.Set("X-Api-Key", key)
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, req)
 			if rec.Code != http.StatusOK || strings.Contains(rec.Body.String(), `"errors"`) {

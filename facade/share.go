@@ -41,15 +41,15 @@ import (
 // flight.
 type sharedQueries struct {
 	mu       sync.Mutex
-	inFlight map[string]map[queryIdentity]*sharedQuery // by API key
+	inFlight map[queryIdentity]*sharedQuery
 }
 
-// queryIdentity is what two queries of one key must share to share an
-// execution.
+// queryIdentity is what two queries must share to share an execution.
 type queryIdentity struct {
+	apiKey    string
 	doc       *ast.QueryDocument
 	operation string
-	variables string // JSON, with object keys sorted
+	variables string // JSON, with object keys sorted; "" for none
 }
 
 // sharedQuery is one execution others may wait for.
@@ -61,7 +61,7 @@ type sharedQuery struct {
 }
 
 func newSharedQueries() *sharedQueries {
-	return &sharedQueries{inFlight: map[string]map[queryIdentity]*sharedQuery{}}
+	return &sharedQueries{inFlight: map[queryIdentity]*sharedQuery{}}
 }
 
 // middleware is the innermost response middleware: it wraps the execution
@@ -88,15 +88,18 @@ func (s *sharedQueries) middleware(ctx context.Context, next graphql.ResponseHan
 	if strings.Contains(oc.RawQuery, "defer") {
 		return next(ctx)
 	}
-	vars, err := json.Marshal(oc.Variables) // sorts object keys
-	if err != nil {
-		return next(ctx)
+	id := queryIdentity{apiKey: apiKey, doc: oc.Doc, operation: oc.Operation.Name}
+	if len(oc.Variables) > 0 {
+		vars, err := json.Marshal(oc.Variables) // sorts object keys
+		if err != nil {
+			return next(ctx)
+		}
+		id.variables = string(vars)
 	}
-	id := queryIdentity{doc: oc.Doc, operation: oc.Operation.Name, variables: string(vars)}
 
-	q, joined := s.join(apiKey, id)
+	q, joined := s.join(id)
 	if !joined {
-		return s.run(ctx, apiKey, id, q, next)
+		return s.run(ctx, id, q, next)
 	}
 	select {
 	case <-q.done:
@@ -108,35 +111,27 @@ func (s *sharedQueries) middleware(ctx context.Context, next graphql.ResponseHan
 	return next(ctx)
 }
 
-// join returns the execution of id in flight for apiKey, or lists a new
-// one (joined false) that the caller must run.
-func (s *sharedQueries) join(apiKey string, id queryIdentity) (q *sharedQuery, joined bool) {
+// join returns the execution of id in flight, or lists a new one (joined
+// false) that the caller must run.
+func (s *sharedQueries) join(id queryIdentity) (q *sharedQuery, joined bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	byID := s.inFlight[apiKey]
-	if q := byID[id]; q != nil {
+	if q := s.inFlight[id]; q != nil {
 		return q, true
 	}
-	if byID == nil {
-		byID = map[queryIdentity]*sharedQuery{}
-		s.inFlight[apiKey] = byID
-	}
 	q = &sharedQuery{done: make(chan struct{})}
-	byID[id] = q
+	s.inFlight[id] = q
 	return q, false
 }
 
 // run executes the operation for its caller and for whoever joins it
 // meanwhile.
-func (s *sharedQueries) run(ctx context.Context, apiKey string, id queryIdentity, q *sharedQuery, next graphql.ResponseHandler) *graphql.Response {
+func (s *sharedQueries) run(ctx context.Context, id queryIdentity, q *sharedQuery, next graphql.ResponseHandler) *graphql.Response {
 	var resp *graphql.Response
 	defer func() { // also on a panic: waiters then execute for themselves
 		s.mu.Lock()
-		if byID := s.inFlight[apiKey]; byID[id] == q {
-			delete(byID, id)
-			if len(byID) == 0 {
-				delete(s.inFlight, apiKey)
-			}
+		if s.inFlight[id] == q {
+			delete(s.inFlight, id)
 		}
 		s.mu.Unlock()
 		if resp != nil && len(resp.Errors) == 0 && resp.HasNext == nil && ctx.Err() == nil {
@@ -151,11 +146,16 @@ func (s *sharedQueries) run(ctx context.Context, apiKey string, id queryIdentity
 }
 
 // unlist stops apiKey's executions in flight from being joined; their
-// callers still get their answers.
+// callers still get their answers. The map holds one entry per query in
+// flight, and mutations are rare.
 func (s *sharedQueries) unlist(apiKey string) {
 	s.mu.Lock()
-	delete(s.inFlight, apiKey)
-	s.mu.Unlock()
+	defer s.mu.Unlock()
+	for id := range s.inFlight {
+		if id.apiKey == apiKey {
+			delete(s.inFlight, id)
+		}
+	}
 }
 
 // answerFor returns a caller's own copy of a shared answer: the data and
