@@ -367,8 +367,12 @@ func TestBudget_CoalescesConcurrentIdenticalOperations(t *testing.T) {
 			var wg sync.WaitGroup
 			for i := range ops {
 				key := tc.keys[i%len(tc.keys)]
+				// Each text differs (a comment), so each operation runs
+				// and reaches the coalescer: identical texts of a key would
+				// share one execution before any GET.
+				query := fmt.Sprintf("{ categories(first: 3) { nodes { name } } } # operation %d", i)
 				wg.Go(func() {
-					data, _, err := e.client(key).ExecRawWithExtensions(t.Context(), `{ categories(first: 3) { nodes { name } } }`, nil)
+					data, _, err := e.client(key).ExecRawWithExtensions(t.Context(), query, nil)
 					if err != nil {
 						t.Error(err)
 						return

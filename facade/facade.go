@@ -282,7 +282,10 @@ func newGraphQLServer(cfg Config, log *slog.Logger) *handler.Server {
 	for _, m := range answered {
 		srv.AroundResponses(m)
 	}
-	srv.AroundResponses(querylimit.LimitResponse(cfg.MaxResponseBytes)) // innermost: the others see its answer
+	srv.AroundResponses(querylimit.LimitResponse(cfg.MaxResponseBytes)) // the others see its answer
+	// Innermost, around the execution itself: identical queries of a key
+	// in flight together run once (see sharedQueries).
+	srv.AroundResponses(newSharedQueries().middleware)
 	return srv
 }
 
@@ -443,7 +446,9 @@ func withDeadline(d time.Duration, next http.Handler) http.Handler {
 func logOperation(log *slog.Logger) graphql.ResponseMiddleware {
 	return func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 		resp := next(ctx)
-		if !graphql.HasOperationContext(ctx) {
+		// Asked first: the line's attributes cost allocations even when a
+		// handler at WARN or above drops it.
+		if !graphql.HasOperationContext(ctx) || !log.Enabled(ctx, slog.LevelInfo) {
 			return resp
 		}
 		oc := graphql.GetOperationContext(ctx)

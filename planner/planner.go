@@ -235,15 +235,8 @@ func (l *Planner) observe(ctx context.Context, c restclient.Call) {
 		l.shared.Meter.UpstreamCall(c)
 	}
 	rl := c.RateLimit
-	var limited *restclient.RateLimitError
-	if errors.As(c.Err, &limited) && (rl == nil || rl.Remaining != 0) {
-		// A 429 without usable headers still says: nothing left until
-		// Retry-After.
-		reading := restclient.RateLimit{Limit: -1, Remaining: 0, Reset: limited.RetryAfter, ResetAt: l.shared.now().Add(limited.RetryAfter)}
-		if rl != nil {
-			reading.Limit = rl.Limit
-		}
-		rl = &reading
+	if c.Err != nil {
+		rl = l.afterRefusal(c.Err, rl)
 	}
 	if rl != nil {
 		l.mu.Lock()
@@ -258,16 +251,34 @@ func (l *Planner) observe(ctx context.Context, c restclient.Call) {
 	if c.Status == http.StatusUnauthorized {
 		l.shared.forgetKey(l.apiKey)
 	}
+	log := l.shared.Log
 	switch {
-	case l.shared.Log == nil:
+	case log == nil:
 	case c.Err != nil:
 		// Never the key, the query string (ids, filters) or a body.
-		l.shared.Log.WarnContext(ctx, "upstream call failed", "endpoint", c.Endpoint, "status", c.Status,
+		log.WarnContext(ctx, "upstream call failed", "endpoint", c.Endpoint, "status", c.Status,
 			"duration", c.Duration.Round(time.Microsecond), "attempt", c.Attempt, "cause", failureCause(c.Err))
-	default:
-		l.shared.Log.DebugContext(ctx, "upstream call", "endpoint", c.Endpoint, "status", c.Status,
+	case log.Enabled(ctx, slog.LevelDebug):
+		// Asked first: the arguments would be boxed (allocated) for every
+		// call even when the line is dropped.
+		log.DebugContext(ctx, "upstream call", "endpoint", c.Endpoint, "status", c.Status,
 			"duration", c.Duration.Round(time.Microsecond), "attempt", c.Attempt)
 	}
+}
+
+// afterRefusal returns the rate-limit reading of a failed call whose
+// answer carried rl: a 429 without usable headers still says nothing is
+// left until Retry-After.
+func (l *Planner) afterRefusal(err error, rl *restclient.RateLimit) *restclient.RateLimit {
+	var limited *restclient.RateLimitError
+	if !errors.As(err, &limited) || (rl != nil && rl.Remaining == 0) {
+		return rl
+	}
+	reading := restclient.RateLimit{Limit: -1, Remaining: 0, Reset: limited.RetryAfter, ResetAt: l.shared.now().Add(limited.RetryAfter)}
+	if rl != nil {
+		reading.Limit = rl.Limit
+	}
+	return &reading
 }
 
 // failureCause names why an upstream call failed, for logs: the upstream's

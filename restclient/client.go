@@ -17,7 +17,9 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -98,6 +100,12 @@ type Observer func(context.Context, Call)
 // Client talks to one Sure server on behalf of one API key. The zero value
 // is not usable; build one with New and derive per-caller copies with
 // WithAPIKey. A Client is safe for concurrent use.
+//
+// What the GET methods return is shared: every caller handed the same
+// Response by the fetcher (a per-operation memo, coalesced GETs, cache hits)
+// gets the same decoded value, decoded once. Callers must treat it as
+// read-only, all the way down (slices, pointers, raw JSON): copy before
+// changing anything. What the write methods return is the caller's own.
 type Client struct {
 	baseURL  *url.URL
 	http     *http.Client
@@ -299,16 +307,74 @@ type RequestKey struct {
 func (k RequestKey) Resource() Resource { return ResourceOf(k.Path) }
 
 // Response is an upstream answer whose body has been read. It is immutable,
-// so fetchers may hand the same Response to several callers.
+// so fetchers may hand the same Response to several callers; build one as
+// a composite literal and share it by pointer, never by copying it.
 type Response struct {
 	Status    int
 	Body      []byte
 	RateLimit *RateLimit
+
+	// decoded holds Body decoded by the typed methods, once per Go type,
+	// for every caller the Response is handed to.
+	decoded decodedBodies
 }
 
-// get sends a GET to path (relative to /api/v1) with query and decodes the
-// JSON answer into out.
-func (c *Client) get(ctx context.Context, path string, query url.Values, out any) error {
+// decodedBodies is the memory of a Response's decoded body. A Response is
+// decoded into one type in practice (its path names one endpoint), so a
+// short list beats a map.
+type decodedBodies struct {
+	mu     sync.Mutex
+	byType []*decodedBody
+}
+
+// decodedBody is a Response's body decoded into one Go type, or why it
+// could not be.
+type decodedBody struct {
+	typ   reflect.Type
+	once  sync.Once
+	value any // a *T of typ
+	err   error
+}
+
+// of returns the entry of typ, adding it on first use.
+func (d *decodedBodies) of(typ reflect.Type) *decodedBody {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, e := range d.byType {
+		if e.typ == typ {
+			return e
+		}
+	}
+	e := &decodedBody{typ: typ}
+	d.byType = append(d.byType, e)
+	return e
+}
+
+// decodeShared returns resp's JSON body decoded into a T. The first caller
+// decodes; every caller of the same Response, at the same moment or later
+// (coalesced GETs, cache hits, the per-operation memo), gets the same *T
+// or the same error. The *T is therefore shared and must be treated as
+// read-only by everyone who receives it.
+func decodeShared[T any](resp *Response) (*T, error) {
+	e := resp.decoded.of(reflect.TypeFor[T]())
+	e.once.Do(func() {
+		out := new(T)
+		if err := json.Unmarshal(resp.Body, out); err != nil {
+			e.err = err
+			return
+		}
+		e.value = out
+	})
+	if e.err != nil {
+		return nil, e.err
+	}
+	return e.value.(*T), nil // stored by the once above, for this very type
+}
+
+// get sends a GET to path (relative to /api/v1) with query through the
+// client's fetcher, and returns its JSON answer decoded into a T, shared
+// (read-only) with whoever else the fetcher hands the same answer to.
+func get[T any](ctx context.Context, c *Client, path string, query url.Values) (*T, error) {
 	rel := path
 	if len(query) > 0 {
 		rel += "?" + query.Encode()
@@ -326,12 +392,13 @@ func (c *Client) get(ctx context.Context, path string, query url.Values, out any
 		resp, err = fetch(ctx)
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := json.Unmarshal(resp.Body, out); err != nil {
-		return &UnavailableError{Op: "GET /" + rel, Status: resp.Status, Err: fmt.Errorf("decode answer: %w", err), NotSure: true}
+	out, err := decodeShared[T](resp)
+	if err != nil {
+		return nil, &UnavailableError{Op: "GET /" + rel, Status: resp.Status, Err: fmt.Errorf("decode answer: %w", err), NotSure: true}
 	}
-	return nil
+	return out, nil
 }
 
 // write sends a POST or PATCH with a JSON body and decodes the answer.

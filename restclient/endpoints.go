@@ -44,7 +44,8 @@ type ListCategoriesOptions struct {
 }
 
 // ListCategories fetches one page of the family's categories, ordered by
-// name then id.
+// name then id. Like every GET method's, its result is shared and
+// read-only (see Client).
 func (c *Client) ListCategories(ctx context.Context, opts ListCategoriesOptions) (*CategoryPage, error) {
 	q := url.Values{}
 	if opts.Page > 0 {
@@ -66,41 +67,30 @@ func (c *Client) ListCategories(ctx context.Context, opts ListCategoriesOptions)
 		}
 		q.Set("parent_id", id)
 	}
-	var page CategoryPage
-	if err := c.get(ctx, "categories", q, &page); err != nil {
-		return nil, err
-	}
-	return &page, nil
+	return get[CategoryPage](ctx, c, "categories", q)
 }
 
-// GetCategory fetches one category.
+// GetCategory fetches one category; the result is shared and read-only.
 func (c *Client) GetCategory(ctx context.Context, id string) (*Category, error) {
 	id, err := CanonicalID("id", id)
 	if err != nil {
 		return nil, err
 	}
-	var cat Category
-	if err := c.get(ctx, "categories/"+url.PathEscape(id), nil, &cat); err != nil {
-		return nil, err
-	}
-	return &cat, nil
+	return get[Category](ctx, c, "categories/"+url.PathEscape(id), nil)
 }
 
-// ListChats fetches one page (20 chats) of the user's chats, newest first.
+// ListChats fetches one page (20 chats) of the user's chats, newest first;
+// the result is shared and read-only.
 func (c *Client) ListChats(ctx context.Context, page int) (*ChatPage, error) {
 	q := url.Values{}
 	if page > 0 {
 		q.Set("page", strconv.Itoa(page))
 	}
-	var out ChatPage
-	if err := c.get(ctx, "chats", q, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return get[ChatPage](ctx, c, "chats", q)
 }
 
 // GetChat fetches one chat with the given page (50 messages) of its
-// messages, oldest first.
+// messages, oldest first; the result is shared and read-only.
 func (c *Client) GetChat(ctx context.Context, id string, page int) (*Chat, error) {
 	id, err := CanonicalID("id", id)
 	if err != nil {
@@ -110,11 +100,7 @@ func (c *Client) GetChat(ctx context.Context, id string, page int) (*Chat, error
 	if page > 1 {
 		q.Set("page", strconv.Itoa(page))
 	}
-	var out Chat
-	if err := c.get(ctx, "chats/"+url.PathEscape(id), q, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return get[Chat](ctx, c, "chats/"+url.PathEscape(id), q)
 }
 
 // CreateChatRequest is the body of POST /chats. Empty Message and Model are
@@ -151,16 +137,19 @@ func (c *Client) UpdateChat(ctx context.Context, id, title string) (*Chat, error
 	return &out, nil
 }
 
-// GetImport fetches one import.
+// importAnswer is the envelope of GET /imports/{id}.
+type importAnswer struct {
+	Data Import `json:"data"`
+}
+
+// GetImport fetches one import; the result is shared and read-only.
 func (c *Client) GetImport(ctx context.Context, id string) (*Import, error) {
 	id, err := CanonicalID("id", id)
 	if err != nil {
 		return nil, err
 	}
-	var out struct {
-		Data Import `json:"data"`
-	}
-	if err := c.get(ctx, "imports/"+url.PathEscape(id), nil, &out); err != nil {
+	out, err := get[importAnswer](ctx, c, "imports/"+url.PathEscape(id), nil)
+	if err != nil {
 		return nil, err
 	}
 	return &out.Data, nil
