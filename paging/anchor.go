@@ -167,12 +167,11 @@ func locate[T any](o Order[T], h held[T], p Position, after bool) (boundary, nee
 		arg = "after"
 	}
 	lastBefore, firstAfter := -1, h.total
-	var unsure []int
 	h.each(func(off int, it T) bool {
 		c, ok := o.rel(it, p.Item)
 		switch {
 		case !ok:
-			unsure = append(unsure, off)
+			// Same key, order unknown: it tells nothing of the place.
 		case c > 0:
 			firstAfter = min(firstAfter, off)
 		default:
@@ -183,19 +182,37 @@ func locate[T any](o Order[T], h held[T], p Position, after bool) (boundary, nee
 	if lastBefore >= firstAfter {
 		return 0, -1, &StaleCursorError{Arg: arg, Reason: "the list's pages are not in the order expected"}
 	}
-	for _, off := range unsure {
-		if off > lastBefore && off < firstAfter {
-			return 0, -1, &StaleCursorError{Arg: arg, Reason: "other items share its sort key"}
-		}
-	}
 	if lastBefore+1 == firstAfter {
 		return firstAfter, -1, nil
 	}
-	// A gap of unread offsets: read where the item would be if the list's
-	// change in length all happened before it (what insertions at the head
-	// of a newest-first list do), within the gap.
-	guess := p.Offset + h.total - p.Total
-	return 0, min(max(guess, lastBefore+1), firstAfter-1), nil
+	// Between the last item before it and the first after it: read an
+	// offset not read yet, nearest to where the item would be if the
+	// list's change in length all happened before it (what insertions at
+	// the head of a newest-first list do). When every offset there is read
+	// and holds items of its own key, the item is gone from among them and
+	// its place is unknown.
+	guess := min(max(p.Offset+h.total-p.Total, lastBefore+1), firstAfter-1)
+	for d := 0; guess+d < firstAfter || guess-d > lastBefore; d++ {
+		for _, off := range []int{guess + d, guess - d} {
+			if _, read := h.at(off); !read && off > lastBefore && off < firstAfter {
+				return 0, off, nil
+			}
+		}
+	}
+	return 0, -1, &StaleCursorError{Arg: arg, Reason: "other items share its sort key"}
+}
+
+// withCursorItems widens the window [s, e) to the offsets of the anchored
+// cursors that delimit it.
+func (r Request) withCursorItems(s, e int) (ws, we int) {
+	ws, we = s, e
+	if r.after.Anchored && r.after.Offset == s-1 {
+		ws = s - 1
+	}
+	if r.before.Anchored && r.before.Offset == e {
+		we = e + 1
+	}
+	return ws, we
 }
 
 // reanchor moves the window of r to where its cursors' items are among the

@@ -76,6 +76,26 @@ func (l *changingList) source(o paging.Order[int]) paging.Source[int] {
 	return src
 }
 
+// firstPageHeld reports whether the first page Load asked for holds offset
+// off of the list as it is now.
+func (l *changingList) firstPageHeld(off int) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.calls) == 0 {
+		return false
+	}
+	c := l.calls[0]
+	size := l.serverPer
+	if size == 0 {
+		size = c.perPage
+		if size < 1 || size > 100 {
+			size = 25
+		}
+	}
+	page := min(max(c.page, 1), max(1, (len(l.items)+size-1)/size))
+	return off >= (page-1)*size && off < page*size
+}
+
 func (l *changingList) resetCalls() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -425,4 +445,108 @@ func TestSlice_Anchored(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestLoad_ItemAmongEqualKeysIsFoundByID: items of equal keys in no known
+// order (chats created in the same second) do not place a cursor, but its
+// item, still listed, is found by id on the page where it now is.
+func TestLoad_ItemAmongEqualKeysIsFoundByID(t *testing.T) {
+	coarse := paging.Order[int]{
+		Identify: func(v int) paging.Anchor { return paging.Anchor{ID: "id" + strconv.Itoa(v), Key: keyOf(v / 10)} },
+		Compare:  strings.Compare,
+	}
+	l := newChangingList(span(0, 100), 20, false)
+	first := l.load(t, coarse, paging.Args{First: new(20)})
+	end := cursorAt(t, first, -1)
+	second := l.load(t, coarse, paging.Args{First: new(20), After: &end})
+	before := cursorAt(t, second, 0) // 20, among 20..29
+	l.insert(-1)
+	l.resetCalls()
+	res := l.load(t, coarse, paging.Args{Last: new(20), Before: &before})
+	if want := span(0, 20); !slices.Equal(res.Items, want) {
+		t.Errorf("items = %v, want %v", res.Items, want)
+	}
+	if calls := l.callCount(); calls != 2 {
+		t.Errorf("%d calls %v, want 2 (page 1, then page 2 where the item now is)", calls, l.sortedCalls())
+	}
+}
+
+// FuzzAnchoredWindow changes a list (insertions and deletions anywhere)
+// after a cursor was made, then answers the window after or before it. The
+// answer is exactly the items after (or before) the cursor's item in
+// today's list, with today's length, or a *StaleCursorError; never another
+// window. Calls stay bounded.
+func FuzzAnchoredWindow(f *testing.F) {
+	f.Add(uint8(100), uint8(1), uint8(19), uint8(20), true, []byte{1, 5})
+	f.Add(uint8(100), uint8(0), uint8(44), uint8(30), true, []byte{0, 44, 1, 3, 1, 90})
+	f.Add(uint8(70), uint8(2), uint8(20), uint8(20), false, []byte{1, 0, 1, 0, 0, 30})
+	f.Add(uint8(5), uint8(1), uint8(4), uint8(3), false, []byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0})
+	f.Fuzz(func(t *testing.T, n, policy, at, size uint8, after bool, changes []byte) {
+		if n == 0 || len(changes) > 64 {
+			return
+		}
+		fixed := []int{0, 20, 50}[int(policy)%3]
+		l := newChangingList(tens(0, int(n)), fixed, false)
+		idx := int(at) % len(l.items)
+		anchorValue := l.items[idx]
+		cursor := paging.EncodeAnchored(anchorList, idx, len(l.items), ascending.Identify(anchorValue))
+		// Each change is two bytes: insert a new value near the index the
+		// second names (odd first byte), or delete the item there.
+		next := 1
+		for i := 0; i+1 < len(changes); i += 2 {
+			pos := int(changes[i+1])
+			if changes[i]%2 == 1 || len(l.items) == 0 {
+				v := 10*pos + next%9 + 1 // never a multiple of ten, so never an old value
+				next++
+				if !slices.Contains(l.items, v) {
+					l.insert(v)
+				}
+				continue
+			}
+			l.remove(l.items[pos%len(l.items)])
+		}
+		k := int(size) % (paging.MaxPageSize + 1)
+		args := paging.Args{First: &k, After: &cursor}
+		if !after {
+			args = paging.Args{Last: &k, Before: &cursor}
+		}
+		l.resetCalls()
+		res, err := l.try(t, ascending, args)
+		if err != nil {
+			if !errors.Is(err, paging.ErrStaleCursor) {
+				t.Fatalf("Load: %v", err)
+			}
+			return
+		}
+		var want []int
+		if after {
+			for _, v := range l.items {
+				if v > anchorValue && len(want) < k {
+					want = append(want, v)
+				}
+			}
+		} else {
+			for _, v := range l.items {
+				if v < anchorValue {
+					want = append(want, v)
+				}
+			}
+			want = want[max(len(want)-k, 0):]
+		}
+		// The one window Load trusts without seeing the item: the length
+		// unchanged and no item read against it. Insertions and deletions
+		// that balance, on pages not read, escape it (a documented limit).
+		trusted := len(l.items) == int(n) && slices.Index(l.items, anchorValue) != idx && !l.firstPageHeld(idx)
+		if res.Total != len(l.items) || (!trusted && !slices.Equal(res.Items, want)) {
+			t.Fatalf("anchor %d at %d, after=%t, k=%d, list %v: got %v (window %+v), want %v of %d",
+				anchorValue, idx, after, k, l.items, res.Items, res.Window, want, len(l.items))
+		}
+		pageSize := fixed
+		if pageSize == 0 {
+			pageSize = paging.MaxPageSize
+		}
+		if calls, most := l.callCount(), 3+2+(k+pageSize-1)/pageSize; calls > most {
+			t.Fatalf("%d calls %v, want at most %d", calls, l.sortedCalls(), most)
+		}
+	})
 }

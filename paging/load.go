@@ -122,6 +122,14 @@ func Load[T any](ctx context.Context, r Request, src Source[T]) (Result[T], erro
 		first = []pageRequest{{page: 1, perPage: st.perPage(1)}}
 	default:
 		first = r.firstRound(&st, s, e)
+		// Reading the cursors' items too shows whether the window is still
+		// where their offsets say: worth it when it costs no more requests
+		// (a page size of the client's choosing often stretches that far).
+		if ws, we := r.withCursorItems(s, e); ws != s || we != e {
+			if len(st.plan(ws, we)) <= len(st.plan(s, e)) {
+				first = r.firstRound(&st, ws, we)
+			}
+		}
 	}
 	if err := st.fetch(ctx, first); err != nil {
 		return Result[T]{}, err
