@@ -84,8 +84,13 @@ func holding[T any](items map[int]T, total int) held[T] {
 
 func holdingAll[T any](all []T) held[T] { return held[T]{all: all, total: len(all)} }
 
-// at returns the item at off, if held.
+// at returns the item at off, if held (an item recorded past the list's
+// current end, from a page read before it shrank, is not).
 func (h held[T]) at(off int) (T, bool) {
+	if off >= h.total {
+		var zero T
+		return zero, false
+	}
 	if h.all != nil || h.items == nil {
 		if off >= 0 && off < len(h.all) {
 			return h.all[off], true
