@@ -356,19 +356,22 @@ func createChats(t *testing.T, e *env, key string, n int) {
 
 // The scenario: a client keeps the end cursor of chats(first: 5)
 // while a sixth chat is created (chats are listed newest first, so every
-// chat moves down one). The window after the kept cursor is answered from
-// the upstream's current list: totalCount, hasNextPage and the items are
-// today's, for the one call that tells them. (When cursors carried the
-// list's length, this answered totalCount 5, no items and no next page,
-// without a call.)
+// chat moves down one). The cursor names its chat, the oldest: the window
+// after it is still empty (the new chat belongs at the top, before the
+// cursor), while totalCount and hasPreviousPage are the upstream's current
+// ones, for the one call that tells them. (With offset cursors, this
+// answered the chat the new one pushed down: an item the client had.)
 func TestChats_CursorKeptWhileTheListGrows(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		opts []envOption
+		// What the second read of a changed list costs: with the cache it
+		// is the page the first read brought.
+		secondCalls int
 	}{
-		{"no cache", nil},
+		{"no cache", nil, 1},
 		// The facade's own writes drop the key's cached answers.
-		{"cache", []envOption{withConfig(func(c *facade.Config) { c.CacheTTL = time.Minute })}},
+		{"cache", []envOption{withConfig(func(c *facade.Config) { c.CacheTTL = time.Minute })}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, tc.opts...)
@@ -382,34 +385,30 @@ func TestChats_CursorKeptWhileTheListGrows(t *testing.T) {
 			if c.TotalCount != 5 || len(c.Nodes) != 5 || c.PageInfo.HasNextPage || c.PageInfo.EndCursor == nil {
 				t.Fatalf("chats(first: 5) = totalCount %d, %d nodes, pageInfo %+v; want all 5, no next page", c.TotalCount, len(c.Nodes), c.PageInfo)
 			}
-			end := *c.PageInfo.EndCursor
+			end, start := *c.PageInfo.EndCursor, *c.PageInfo.StartCursor
+			had := chatTitles(c.Nodes)
 
-			createChats(t, e, key, 6)
-			want := seedChatTitles(e.upstream.Chats(key))
-			var next struct{ Chats chatConn }
-			r = e.ok(key, chatsPage, map[string]any{"first": 5, "after": end}, &next)
-			wantCalls(t, r, 1) // page 1 of 20: today's length, and offset 5
-			c = next.Chats
-			if c.TotalCount != 6 {
-				t.Errorf("totalCount after the kept cursor = %d, want 6 (the cursor's list had 5)", c.TotalCount)
-			}
-			if got := chatTitles(c.Nodes); !slices.Equal(got, want[5:]) {
-				t.Errorf("chats after offset 4 = %v, want %v (the chat pushed down by the new one)", got, want[5:])
-			}
-			if c.PageInfo.HasNextPage || !c.PageInfo.HasPreviousPage {
-				t.Errorf("pageInfo = %+v, want previous but no next page", c.PageInfo)
-			}
-
-			// A seventh chat: one item after the same cursor, and now
-			// another follows it.
-			createChats(t, e, key, 7)
-			want = seedChatTitles(e.upstream.Chats(key))
-			r = e.ok(key, chatsPage, map[string]any{"first": 1, "after": end}, &next)
-			wantCalls(t, r, 1)
-			c = next.Chats
-			if got := chatTitles(c.Nodes); c.TotalCount != 7 || !slices.Equal(got, want[5:6]) || !c.PageInfo.HasNextPage || !c.PageInfo.HasPreviousPage {
-				t.Errorf("chats(first: 1) after offset 4 of 7 = totalCount %d, %v, pageInfo %+v; want 7, %v, previous and next pages",
-					c.TotalCount, got, c.PageInfo, want[5:6])
+			for _, n := range []int{6, 7} {
+				createChats(t, e, key, n)
+				want := seedChatTitles(e.upstream.Chats(key))
+				var next struct{ Chats chatConn }
+				r = e.ok(key, chatsPage, map[string]any{"first": 5, "after": end}, &next)
+				wantCalls(t, r, 1) // page 1 of 20 holds the list, and the cursor's chat
+				c = next.Chats
+				if got := chatTitles(c.Nodes); c.TotalCount != n || len(got) != 0 || c.PageInfo.HasNextPage || !c.PageInfo.HasPreviousPage {
+					t.Errorf("%d chats: after the oldest chat's kept cursor = totalCount %d, %v, pageInfo %+v; want %d, none, a previous page only",
+						n, c.TotalCount, got, c.PageInfo, n)
+				}
+				// Before the newest chat of the first answer: the new chats,
+				// newest first, and nothing the client had.
+				var before struct{ Chats chatConn }
+				r = e.ok(key, chatsPage, map[string]any{"last": 5, "before": start}, &before)
+				wantCalls(t, r, tc.secondCalls)
+				c = before.Chats
+				if got := chatTitles(c.Nodes); !slices.Equal(got, want[:n-5]) || slices.ContainsFunc(got, func(s string) bool { return slices.Contains(had, s) }) ||
+					c.PageInfo.HasPreviousPage || !c.PageInfo.HasNextPage {
+					t.Errorf("%d chats: before the kept start cursor = %v, pageInfo %+v; want %v, a next page only", n, got, c.PageInfo, want[:n-5])
+				}
 			}
 		})
 	}

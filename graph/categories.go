@@ -12,8 +12,8 @@ import (
 )
 
 // categoryConnection maps a window of a category list.
-func categoryConnection(list string, res paging.Result[*restclient.Category]) *model.CategoryConnection {
-	w := newWindow(list, res, categoryFromREST)
+func categoryConnection(res paging.Result[*restclient.Category]) *model.CategoryConnection {
+	w := newWindow(res, categoryFromREST)
 	conn := &model.CategoryConnection{Nodes: w.nodes, PageInfo: w.info, TotalCount: w.total, Edges: make([]*model.CategoryEdge, len(w.nodes))}
 	for i, n := range w.nodes {
 		conn.Edges[i] = &model.CategoryEdge{Cursor: w.cursors[i], Node: n}

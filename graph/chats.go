@@ -15,8 +15,8 @@ import (
 )
 
 // chatConnection maps a window of the chat list.
-func chatConnection(list string, res paging.Result[*restclient.ChatSummary]) *model.ChatConnection {
-	w := newWindow(list, res, chatFromSummary)
+func chatConnection(res paging.Result[*restclient.ChatSummary]) *model.ChatConnection {
+	w := newWindow(res, chatFromSummary)
 	conn := &model.ChatConnection{Nodes: w.nodes, PageInfo: w.info, TotalCount: w.total, Edges: make([]*model.ChatEdge, len(w.nodes))}
 	for i, n := range w.nodes {
 		conn.Edges[i] = &model.ChatEdge{Cursor: w.cursors[i], Node: n}
@@ -25,8 +25,8 @@ func chatConnection(list string, res paging.Result[*restclient.ChatSummary]) *mo
 }
 
 // messageConnection maps a window of a chat's messages.
-func messageConnection(list string, res paging.Result[*restclient.Message]) *model.MessageConnection {
-	w := newWindow(list, res, messageFromREST)
+func messageConnection(res paging.Result[*restclient.Message]) *model.MessageConnection {
+	w := newWindow(res, messageFromREST)
 	conn := &model.MessageConnection{Nodes: w.nodes, PageInfo: w.info, TotalCount: w.total, Edges: make([]*model.MessageEdge, len(w.nodes))}
 	for i, n := range w.nodes {
 		conn.Edges[i] = &model.MessageEdge{Cursor: w.cursors[i], Node: n}

@@ -20,18 +20,17 @@ type window[N any] struct {
 	total   int
 }
 
-// newWindow maps the items of res to nodes and gives each its cursor in
-// list.
-func newWindow[T, N any](list string, res paging.Result[T], node func(T) N) window[N] {
+// newWindow maps the items of res to nodes, each with the cursor that
+// names it.
+func newWindow[T, N any](res paging.Result[T], node func(T) N) window[N] {
 	w := window[N]{
 		nodes:   make([]N, len(res.Items)),
-		cursors: make([]string, len(res.Items)),
+		cursors: res.Cursors(),
 		info:    &model.PageInfo{HasNextPage: res.HasNextPage(), HasPreviousPage: res.HasPreviousPage()},
 		total:   res.Total,
 	}
 	for i, it := range res.Items {
 		w.nodes[i] = node(it)
-		w.cursors[i] = paging.EncodeCursor(list, res.Start+i)
 	}
 	if n := len(w.cursors); n > 0 {
 		w.info.StartCursor, w.info.EndCursor = &w.cursors[0], &w.cursors[n-1]

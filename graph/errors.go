@@ -32,6 +32,9 @@ const (
 	// CodeUpstreamOutcomeUnknown: a write was sent but its answer was lost;
 	// it may have been applied. Never retried blindly.
 	CodeUpstreamOutcomeUnknown = "UPSTREAM_OUTCOME_UNKNOWN"
+	// CodeCursorStale: a cursor's item left the list and its place could
+	// not be found; the client pages again from the start.
+	CodeCursorStale = "CURSOR_STALE"
 )
 
 // Codes of refusals by package facade, before any resolver runs: by its
@@ -98,6 +101,7 @@ func present(err error) (string, map[string]any) {
 		nf      *planner.NotFoundError
 		tooMuch *planner.TooExpensiveError
 		unknown *planner.OutcomeUnknownError
+		stale   *paging.StaleCursorError
 	)
 	switch {
 	case errors.As(err, &unknown):
@@ -127,6 +131,8 @@ func present(err error) (string, map[string]any) {
 		// request shares, say); nobody reads this, and it is no bug to log.
 		return "the request was canceled before the Sure server answered",
 			map[string]any{"code": CodeUpstreamUnavailable, "reason": "canceled"}
+	case errors.As(err, &stale):
+		return stale.Error(), map[string]any{"code": CodeCursorStale, "argument": stale.Arg}
 	case errors.Is(err, paging.ErrIncomplete):
 		return "the Sure server's pages did not add up (the list changed while it was read); try again", code(CodeUpstreamUnavailable)
 	}

@@ -179,6 +179,21 @@ func TestErrorPresenter(t *testing.T) {
 			wantExt: map[string]any{"code": CodeBadUserInput, "argument": "after"},
 		},
 		{
+			name: "cursor over 1 KB",
+			err: func() error {
+				_, err := planner.ParseChats(paging.Args{Before: ptr(strings.Repeat("A", 1025))})
+				return err
+			}(),
+			wantMsg: "before: invalid cursor: longer than 1024 bytes",
+			wantExt: map[string]any{"code": CodeBadUserInput, "argument": "before"},
+		},
+		{
+			name:    "cursor whose item cannot be placed",
+			err:     fmt.Errorf("load chats: %w", &paging.StaleCursorError{Arg: "after", Reason: "other items share its sort key"}),
+			wantMsg: "after: the cursor's item is gone and its place in the list could not be found (other items share its sort key); page again from the start",
+			wantExt: map[string]any{"code": CodeCursorStale, "argument": "after"},
+		},
+		{
 			name:    "over the call budget",
 			err:     &planner.TooExpensiveError{Budget: 5, Spent: 3, Planned: 7},
 			wantMsg: (&planner.TooExpensiveError{Budget: 5, Spent: 3, Planned: 7}).Error(),

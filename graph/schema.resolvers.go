@@ -50,7 +50,7 @@ func (r *categoryResolver) Subcategories(ctx context.Context, obj *model.Categor
 	if err != nil {
 		return nil, err
 	}
-	return categoryConnection(req.List, res), nil
+	return categoryConnection(res), nil
 }
 
 // LastMessageAt is the resolver for the lastMessageAt field.
@@ -79,7 +79,7 @@ func (r *chatResolver) Messages(ctx context.Context, obj *model.Chat, first *int
 	if err != nil {
 		return nil, err
 	}
-	return messageConnection(req.List, res), nil
+	return messageConnection(res), nil
 }
 
 // CreateChat is the resolver for the createChat field.
@@ -153,7 +153,7 @@ func (r *queryResolver) Categories(ctx context.Context, first *int, after *strin
 	if err != nil {
 		return nil, err
 	}
-	return categoryConnection(req.List, res), nil
+	return categoryConnection(res), nil
 }
 
 // Category is the resolver for the category field.
@@ -189,7 +189,7 @@ func (r *queryResolver) Chats(ctx context.Context, first *int, after *string, la
 	if err != nil {
 		return nil, err
 	}
-	return chatConnection(req.List, res), nil
+	return chatConnection(res), nil
 }
 
 // Chat is the resolver for the chat field.

@@ -56,22 +56,69 @@ func TestCursor_RoundTrip(t *testing.T) {
 	}
 }
 
-// TestCursor_HoldsOnlyAPosition pins the format: version c2, the list's
-// tag, the offset, and nothing else. A cursor that carried the list's length
-// would let a client that kept it (or edited it) set totalCount and
-// hasNextPage.
-func TestCursor_HoldsOnlyAPosition(t *testing.T) {
+// TestCursor_Format pins the two formats: c2 holds the list's tag and the
+// offset; c3 adds the list's length when the cursor was made, the id's
+// length, the id and the sort key (the caller's own data). Neither exposes
+// the list's name. The length a c3 cursor holds is never answered as
+// totalCount (see TestLoad_EditedLengthInACursor).
+func TestCursor_Format(t *testing.T) {
 	const list = "categories"
-	raw, err := base64.RawURLEncoding.DecodeString(paging.EncodeCursor(list, 41))
-	if err != nil {
-		t.Fatalf("decode: %v", err)
+	for _, tt := range []struct {
+		name   string
+		cursor string
+		want   string // the text after the version and tag
+	}{
+		{"position", paging.EncodeCursor(list, 41), "41"},
+		{"anchored", paging.EncodeAnchored(list, 41, 45, paging.Anchor{ID: "6f1c", Key: "Rent: home"}), "41:45:4:6f1cRent: home"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			raw, err := base64.RawURLEncoding.DecodeString(tt.cursor)
+			if err != nil {
+				t.Fatalf("decode: %v", err)
+			}
+			version, rest, _ := strings.Cut(string(raw), ":")
+			tag, fields, _ := strings.Cut(rest, ":")
+			if (version != "c2" && version != "c3") || len(tag) != 12 || fields != tt.want {
+				t.Errorf("cursor text = %q, want c2|c3:<12 hex digits>:%s", raw, tt.want)
+			}
+			if strings.Contains(string(raw), list) {
+				t.Errorf("cursor text %q exposes the list's name", raw)
+			}
+		})
 	}
-	parts := strings.Split(string(raw), ":")
-	if len(parts) != 3 || parts[0] != "c2" || len(parts[1]) != 12 || parts[2] != "41" {
-		t.Errorf("cursor text = %q, want c2:<12 hex digits>:41", raw)
-	}
-	if strings.Contains(string(raw), list) {
-		t.Errorf("cursor text %q exposes the list's name", raw)
+}
+
+func TestCursor_AnchoredRoundTrip(t *testing.T) {
+	for _, tt := range []struct {
+		name         string
+		offset, tot  int
+		item         paging.Anchor
+		wantAnchored bool
+	}{
+		{"category", 0, 45, paging.Anchor{ID: "a81662fb-0221-5d66-9a77-8ac3c3fb0ccc", Key: "Coffee Shops"}, true},
+		{"key with colons and unicode", 19, 20, paging.Anchor{ID: "c1", Key: "2026-01-12T09:15:00.000000000Z: café"}, true},
+		{"empty key", 3, 4, paging.Anchor{ID: "x", Key: ""}, true},
+		// Too long for a cursor: answered by position, as c2 cursors are.
+		{"key too long", 7, 9, paging.Anchor{ID: "x", Key: strings.Repeat("k", paging.MaxCursorLen)}, false},
+		{"no id", 7, 9, paging.Anchor{Key: "Food"}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := paging.EncodeAnchored("categories", tt.offset, tt.tot, tt.item)
+			if len(c) > paging.MaxCursorLen {
+				t.Errorf("cursor of %d bytes, want at most %d", len(c), paging.MaxCursorLen)
+			}
+			got, err := paging.DecodeCursor("categories", c)
+			if err != nil {
+				t.Fatalf("DecodeCursor: %v", err)
+			}
+			want := paging.Position{Offset: tt.offset}
+			if tt.wantAnchored {
+				want = paging.Position{Offset: tt.offset, Anchored: true, Total: tt.tot, Item: tt.item}
+			}
+			if got != want {
+				t.Errorf("DecodeCursor = %+v, want %+v", got, want)
+			}
+		})
 	}
 }
 
@@ -90,7 +137,17 @@ func TestDecodeCursor_Rejects(t *testing.T) {
 		{name: "padded valid cursor", cursor: valid + "=="},
 		{name: "base64 of junk", cursor: base64.RawURLEncoding.EncodeToString([]byte("foo"))},
 		{name: "truncated", cursor: valid[:len(valid)-3]},
-		{name: "unknown version", cursor: rawCursor(t, list, "c3", "3")},
+		{name: "unknown version", cursor: rawCursor(t, list, "c4", "3")},
+		{name: "c3 without its item", cursor: rawCursor(t, list, "c3", "3")},
+		{name: "c3 without an id", cursor: rawCursor(t, list, "c3", "3", "10", "0", "Food")},
+		{name: "c3 id longer than the rest", cursor: rawCursor(t, list, "c3", "3", "10", "9", "id1")},
+		{name: "c3 offset at its length", cursor: rawCursor(t, list, "c3", "10", "10", "3", "id1Food")},
+		{name: "c3 offset past its length", cursor: rawCursor(t, list, "c3", "11", "10", "3", "id1Food")},
+		{name: "c3 length with leading zero", cursor: rawCursor(t, list, "c3", "3", "010", "3", "id1Food")},
+		{name: "c3 id length with plus sign", cursor: rawCursor(t, list, "c3", "3", "10", "+3", "id1Food")},
+		{name: "c3 length too large", cursor: rawCursor(t, list, "c3", "3", "1073741824", "3", "id1Food")},
+		{name: "c3 of another list", cursor: paging.EncodeAnchored("chats", 3, 10, paging.Anchor{ID: "id1", Key: "Food"})},
+		{name: "longer than 1 KB", cursor: strings.Repeat("A", paging.MaxCursorLen+1)},
 		// c1 cursors carried the list's length as a fourth field; a client
 		// may still hold one. Its length must not be trusted, and its
 		// offset is not read either: the client pages again from the start.
@@ -179,8 +236,9 @@ func TestDecodeCursor_RejectsMalleableBase64(t *testing.T) {
 }
 
 // FuzzDecodeCursor checks that DecodeCursor never panics and accepts only
-// what EncodeCursor writes: any accepted cursor re-encodes to exactly itself,
-// and its offset is in [0, 2^30).
+// what the encoders write: any accepted cursor re-encodes to exactly
+// itself, is at most MaxCursorLen long, and its offset is in [0, 2^30)
+// (below its length, for an anchored one, whose item has an id).
 func FuzzDecodeCursor(f *testing.F) {
 	lists := []string{"categories", "chats", "chats/6f1c/messages", ""}
 	for _, list := range lists {
@@ -195,6 +253,11 @@ func FuzzDecodeCursor(f *testing.F) {
 	f.Add("categories", rawCursor(f, "categories", "c1", "3", "10"))
 	f.Add("categories", rawCursor(f, "categories", "c2", "3", "10"))
 	f.Add("chats", paging.EncodeCursor("categories", 1))
+	f.Add("categories", paging.EncodeAnchored("categories", 3, 10, paging.Anchor{ID: "id1", Key: "Food: dining"}))
+	f.Add("chats", paging.EncodeAnchored("chats", 19, 20, paging.Anchor{ID: "c", Key: "2026-01-12T09:15:00.000000000Z"}))
+	f.Add("categories", rawCursor(f, "categories", "c3", "3", "10", "0", "Food"))
+	f.Add("categories", rawCursor(f, "categories", "c3", "10", "10", "3", "id1Food"))
+	f.Add("categories", rawCursor(f, "categories", "c3", "3", "10", "03", "id1Food"))
 	f.Fuzz(func(t *testing.T, list, cursor string) {
 		p, err := paging.DecodeCursor(list, cursor)
 		if err != nil {
@@ -206,10 +269,17 @@ func FuzzDecodeCursor(f *testing.F) {
 			}
 			return
 		}
-		if p.Offset < 0 || p.Offset >= 1<<30 {
-			t.Fatalf("DecodeCursor(%q, %q) = %+v, want 0 <= Offset < 2^30", list, cursor, p)
+		if p.Offset < 0 || p.Offset >= 1<<30 || len(cursor) > paging.MaxCursorLen {
+			t.Fatalf("DecodeCursor(%q, %q) = %+v, want 0 <= Offset < 2^30 from at most %d bytes", list, cursor, p, paging.MaxCursorLen)
 		}
-		if again := paging.EncodeCursor(list, p.Offset); again != cursor {
+		again := paging.EncodeCursor(list, p.Offset)
+		if p.Anchored {
+			if p.Offset >= p.Total || p.Item.ID == "" {
+				t.Fatalf("DecodeCursor(%q, %q) = %+v, want Offset < Total and an id", list, cursor, p)
+			}
+			again = paging.EncodeAnchored(list, p.Offset, p.Total, p.Item)
+		}
+		if again != cursor {
 			t.Fatalf("DecodeCursor(%q, %q) = %+v, which re-encodes to %q; want the same string", list, cursor, p, again)
 		}
 	})

@@ -50,12 +50,37 @@ type Source[T any] struct {
 	// number; an error stops Load before any of that round is sent (the
 	// caller's call budget).
 	Afford func(n int) error
+	// Order, when set, identifies the list's items and tells its order:
+	// cursors then name their item, and Load finds a cursor's window from
+	// its item when the list changed since the cursor was made.
+	Order Order[T]
 }
 
 // Result is a window of items with the window's position.
 type Result[T any] struct {
 	Window
 	Items []T
+
+	list     string         // the list's identity, for cursors
+	identify func(T) Anchor // nil: cursors hold positions only
+}
+
+// Cursors returns the cursor of each item of the window, in order: each
+// names its item when the list's Order identifies items.
+func (r Result[T]) Cursors() []string {
+	cursors := make([]string, len(r.Items))
+	for i, it := range r.Items {
+		if r.identify == nil {
+			cursors[i] = EncodeCursor(r.list, r.Start+i)
+			continue
+		}
+		cursors[i] = EncodeAnchored(r.list, r.Start+i, r.Total, r.identify(it))
+	}
+	return cursors
+}
+
+func newResult[T any](r Request, w Window, items []T, o Order[T]) Result[T] {
+	return Result[T]{Window: w, Items: items, list: r.List, identify: o.Identify}
 }
 
 type pageRequest struct{ page, perPage int }
@@ -66,9 +91,19 @@ type pageRequest struct{ page, perPage int }
 // fetched in parallel. Items are placed by the page and page size the server
 // reported, so overflow answers and ignored per_page values never duplicate
 // items.
+//
+// A cursor that names its item (src.Order set) is checked against the
+// pages of that first round: when its item is where the cursor says, or
+// the list's length is unchanged and no item read says otherwise, the
+// window is the one its offset gives, at no extra cost. Otherwise the
+// window moves to the item's current offset (found by id among the items
+// read, or by its sort key when it is gone, reading at most
+// maxLocateRounds more rounds), and the rounds that read what the window
+// lacks read what the moved window lacks. A cursor that cannot be placed is a
+// *StaleCursorError, never a guessed window.
 func Load[T any](ctx context.Context, r Request, src Source[T]) (Result[T], error) {
 	if w, empty, known := r.Empty(); empty && known {
-		return Result[T]{Window: w}, nil
+		return newResult(r, w, []T(nil), src.Order), nil
 	}
 	st := loadState[T]{src: src, items: map[int]T{}, total: -1, pageSize: src.FixedPageSize}
 	if st.src.MaxPerPage <= 0 {
@@ -87,8 +122,22 @@ func Load[T any](ctx context.Context, r Request, src Source[T]) (Result[T], erro
 		first = []pageRequest{{page: 1, perPage: st.perPage(1)}}
 	default:
 		first = r.firstRound(&st, s, e)
+		// Reading the cursors' items too shows whether the window is still
+		// where their offsets say: worth it when it costs no more requests
+		// (a page size of the client's choosing often stretches that far).
+		if ws, we := r.withCursorItems(s, e); ws != s || we != e {
+			if len(st.plan(ws, we)) <= len(st.plan(s, e)) {
+				first = r.firstRound(&st, ws, we)
+			}
+		}
 	}
 	if err := st.fetch(ctx, first); err != nil {
+		return Result[T]{}, err
+	}
+	// The cursors' items tell whether the window is still where their
+	// offsets say; the rounds that follow read what the window lacks.
+	r, err := reanchor(ctx, &st, r)
+	if err != nil {
 		return Result[T]{}, err
 	}
 	for round := 1; round < maxRounds; round++ {
@@ -104,11 +153,11 @@ func Load[T any](ctx context.Context, r Request, src Source[T]) (Result[T], erro
 	if _, _, missing := st.missing(w); missing {
 		return Result[T]{}, ErrIncomplete
 	}
-	res := Result[T]{Window: w, Items: make([]T, 0, w.End-w.Start)}
+	items := make([]T, 0, w.End-w.Start)
 	for off := w.Start; off < w.End; off++ {
-		res.Items = append(res.Items, st.items[off])
+		items = append(items, st.items[off])
 	}
-	return res, nil
+	return newResult(r, w, items, src.Order), nil
 }
 
 // firstRound returns the pages to fetch first for the window [s, e). When
@@ -135,13 +184,26 @@ type planner interface {
 	plan(s, e int) []pageRequest
 }
 
-// Slice answers r from a complete, ordered list held in memory.
-func Slice[T any](r Request, all []T) Result[T] {
+// Slice answers r from a complete, ordered list held in memory. A cursor
+// that names its item (order set) is placed by that item's id, or by its
+// sort key when the item is gone; one that cannot be placed is a
+// *StaleCursorError.
+func Slice[T any](r Request, all []T, order Order[T]) (Result[T], error) {
 	if w, empty, known := r.Empty(); empty && known {
-		return Result[T]{Window: w}
+		return newResult(r, w, []T(nil), order), nil
+	}
+	if order.enabled() && (r.after.Anchored || r.before.Anchored) {
+		placed, need, err := placeIn(r, order, holdingAll(all))
+		if err == nil && need >= 0 {
+			err = &StaleCursorError{Arg: "after", Reason: "the list does not hold its place"} // unreachable: every item is held
+		}
+		if err != nil {
+			return Result[T]{}, err
+		}
+		r = placed
 	}
 	w := r.Clip(len(all))
-	return Result[T]{Window: w, Items: all[w.Start:w.End]}
+	return newResult(r, w, all[w.Start:w.End], order), nil
 }
 
 type loadState[T any] struct {

@@ -128,7 +128,7 @@ func (w window) args(list string) paging.Args {
 	return a
 }
 
-func mustParse(t testing.TB, list string, args paging.Args, defaultSize int) paging.Request { //nolint:unparam // mirrors paging.Parse's arguments
+func mustParse(t testing.TB, list string, args paging.Args, defaultSize int) paging.Request {
 	t.Helper()
 	r, err := paging.Parse(list, args, defaultSize)
 	if err != nil {
@@ -829,7 +829,7 @@ func TestLoad_MatchesReference(t *testing.T) {
 					if lb := r.Calls(src.fixed, 100); calls < lb {
 						t.Errorf("n=%d %v: Load made %d calls, fewer than Calls() = %d", n, w, calls, lb)
 					}
-					if sl := paging.Slice(r, all); !slices.Equal(sl.Items, all[want.Start:want.End]) || sl.HasNextPage() != (want.End < n) || sl.HasPreviousPage() != (want.Start > 0) {
+					if sl, err := paging.Slice(r, all, paging.Order[int]{}); err != nil || !slices.Equal(sl.Items, all[want.Start:want.End]) || sl.HasNextPage() != (want.End < n) || sl.HasPreviousPage() != (want.Start > 0) {
 						t.Errorf("n=%d %v: Slice = %+v, want window %+v", n, w, sl, want)
 					}
 				}
@@ -854,7 +854,10 @@ func TestSlice(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := mustParse(t, list, tt.w.args(list), 25)
-			got := paging.Slice(r, all)
+			got, err := paging.Slice(r, all, paging.Order[int]{})
+			if err != nil {
+				t.Fatalf("Slice: %v", err)
+			}
 			if got.Window != tt.want {
 				t.Errorf("Slice window = %+v, want %+v", got.Window, tt.want)
 			}

@@ -22,9 +22,10 @@ func BenchmarkSlice(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		res := paging.Slice(req, all)
-		for i := range res.Items {
-			_ = paging.EncodeCursor(list, res.Start+i)
+		res, err := paging.Slice(req, all, paging.Order[int]{})
+		if err != nil {
+			b.Fatal(err)
 		}
+		_ = res.Cursors()
 	}
 }

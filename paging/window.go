@@ -25,6 +25,9 @@ type Request struct {
 	n       int    // first or last
 	fromEnd bool   // last was given
 	known   int    // list length known to be current, or -1
+	// after and before are the positions the cursors held (Anchored is
+	// false when absent or c2); Load re-anchors the window on their items.
+	after, before Position
 }
 
 // Parse validates args for list. defaultSize applies when neither first nor
@@ -54,6 +57,7 @@ func Parse(list string, args Args, defaultSize int) (Request, error) {
 			return r, badinput.Wrap("after", err)
 		}
 		r.start = p.Offset + 1
+		r.after = p
 	}
 	if args.Before != nil {
 		p, err := DecodeCursor(list, *args.Before)
@@ -61,6 +65,7 @@ func Parse(list string, args Args, defaultSize int) (Request, error) {
 			return r, badinput.Wrap("before", err)
 		}
 		r.end = p.Offset
+		r.before = p
 	}
 	return r, nil
 }
@@ -124,6 +129,11 @@ func (r Request) span() (start, end int, ok bool) {
 // the list's length, which the window's Total then is). Empty windows with
 // a known length cost no upstream call.
 func (r Request) Empty() (w Window, empty, totalKnown bool) {
+	if r.drifted() {
+		// The list changed since a cursor was made: its item may have
+		// moved, and only the items tell where the window is now.
+		r.known = -1
+	}
 	s, e, ok := r.span()
 	if !ok {
 		if r.n == 0 && r.known >= 0 {
@@ -142,6 +152,12 @@ func (r Request) Empty() (w Window, empty, totalKnown bool) {
 		return Window{Start: s, End: s}, true, false
 	}
 	return Window{}, false, false
+}
+
+// drifted reports whether a cursor names its item and the list's length
+// known to be current differs from the length when the cursor was made.
+func (r Request) drifted() bool {
+	return r.known >= 0 && ((r.after.Anchored && r.after.Total != r.known) || (r.before.Anchored && r.before.Total != r.known))
 }
 
 // Clip returns the window for a list of total items.

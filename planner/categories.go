@@ -58,7 +58,10 @@ func (l *Planner) Categories(ctx context.Context, f CategoryFilter, r paging.Req
 	}
 	var res paging.Result[*restclient.Category]
 	if all := l.snapshot(f.Classification); all != nil {
-		res = paging.Slice(r, filterList(all, f))
+		var err error
+		if res, err = paging.Slice(r, filterList(all, f), categoryOrder); err != nil {
+			return res, err
+		}
 	} else {
 		var err error
 		if res, err = paging.Load(ctx, r, l.categorySource(f)); err != nil {
@@ -105,7 +108,10 @@ func (l *Planner) Subcategories(ctx context.Context, parent *restclient.Category
 	if err != nil {
 		return paging.Result[*restclient.Category]{}, err
 	}
-	res := paging.Slice(r, all)
+	res, err := paging.Slice(r, all, categoryOrder)
+	if err != nil {
+		return res, err
+	}
 	l.expect(res.Items, want)
 	return res, nil
 }
@@ -130,6 +136,7 @@ func (l *Planner) categorySource(f CategoryFilter) paging.Source[*restclient.Cat
 	return paging.Source[*restclient.Category]{
 		MaxPerPage: restclient.MaxPerPage,
 		Afford:     l.Affordable,
+		Order:      categoryOrder,
 		Fetch: func(ctx context.Context, page, perPage int) (paging.Page[*restclient.Category], error) {
 			var p *restclient.CategoryPage
 			var err error

@@ -28,6 +28,7 @@ func (l *Planner) Chats(ctx context.Context, r paging.Request) (paging.Result[*r
 	return paging.Load(ctx, r, paging.Source[*restclient.ChatSummary]{
 		FixedPageSize: restclient.ChatsPerPage,
 		Afford:        l.Affordable,
+		Order:         chatOrder,
 		Fetch: func(ctx context.Context, page, _ int) (paging.Page[*restclient.ChatSummary], error) {
 			p, err := l.client.ListChats(ctx, page)
 			if err != nil {
@@ -94,6 +95,7 @@ func (l *Planner) Messages(ctx context.Context, chat ChatRef, r paging.Request) 
 	return paging.Load(ctx, r, paging.Source[*restclient.Message]{
 		FixedPageSize: restclient.MessagesPerPage,
 		Afford:        l.Affordable,
+		Order:         messageOrder,
 		Fetch: func(ctx context.Context, page, _ int) (paging.Page[*restclient.Message], error) {
 			mp := chat.Shown
 			if mp == nil || mp.Page != page {
