@@ -212,6 +212,7 @@ func New(cfg Config) http.Handler {
 		Coalescer:   cfg.Coalescer,
 		RateLimits:  &restcache.RateLimits{},
 		FamilySizes: &restcache.FamilySizes{},
+		Kinds:       planner.NewKindMemory(planner.DefaultKindMemorySize),
 		MaxCalls:    cfg.MaxUpstreamCalls,
 		Log:         log,
 	}

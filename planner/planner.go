@@ -58,6 +58,10 @@ type Shared struct {
 	Meter Meter
 	// Now is the clock for rate-limit windows; nil means time.Now.
 	Now func() time.Time
+	// Kinds remembers the kind of every id handed out to each key, so that
+	// Node costs one lookup for those; nil remembers nothing between
+	// operations (every node id is probed as each kind).
+	Kinds *KindMemory
 }
 
 // Meter counts the requests sent upstream; package metrics implements it.
@@ -91,13 +95,14 @@ func (s *Shared) forgetKey(apiKey string) {
 
 // Planner is the data layer of one GraphQL request.
 type Planner struct {
-	shared *Shared
-	apiKey string
-	keyErr error
-	client *restclient.Client
-	memo   *memo
-	sends  atomic.Int64 // requests let through the gate: the calls made
-	firsts atomic.Int64 // first attempts among them: what the budget counts
+	shared  *Shared
+	apiKey  string
+	keyHash keyHash // names apiKey in shared.Kinds
+	keyErr  error
+	client  *restclient.Client
+	memo    *memo
+	sends   atomic.Int64 // requests let through the gate: the calls made
+	firsts  atomic.Int64 // first attempts among them: what the budget counts
 	// refusedOutOfQuota is set once the gate refused a request because the
 	// key is known to be out of quota.
 	refusedOutOfQuota atomic.Bool
@@ -110,11 +115,15 @@ type Planner struct {
 	kids       *batcher[ParentKey, []*restclient.Category]   // subcategory lists of roots
 	firstPages flight.Once[string, *restclient.CategoryPage] // family first pages, by classification
 	families   flight.Once[string, []*restclient.Category]   // whole family reads, by classification
+	answered   rootFields                                    // root fields that hand out categories, once answered
 }
 
 // New returns the data layer for one request made with apiKey.
 func New(shared *Shared, apiKey string) *Planner {
 	l := &Planner{shared: shared, apiKey: apiKey, keyErr: checkKey(apiKey)}
+	if shared.Kinds != nil && l.keyErr == nil {
+		l.keyHash = hashKey(apiKey)
+	}
 	var cache, coalescer restclient.Fetcher
 	if shared.Cache != nil {
 		cache = shared.Cache
