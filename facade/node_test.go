@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"suregql/facade"
 	"suregql/restclienttest"
 )
 
@@ -228,4 +229,13 @@ func TestNode_UpstreamFailureIsNotNull(t *testing.T) {
 	e.upstream.RevokeKey(key)
 	r = e.do(key, nodeQuery, map[string]any{"id": unknownID})
 	wantError(t, r, "UNAUTHENTICATED")
+}
+
+// An unknown id needs three lookups: when the budget cannot afford them
+// all, none is sent.
+func TestNode_UnknownIDWithinTheBudget(t *testing.T) {
+	e := newEnv(t, withConfig(func(c *facade.Config) { c.MaxUpstreamCalls = 2 }))
+	r := e.do(restclienttest.DemoKey, nodeQuery, map[string]any{"id": unknownID})
+	wantError(t, r, "QUERY_TOO_EXPENSIVE")
+	wantCalls(t, r, 0)
 }

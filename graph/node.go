@@ -34,7 +34,8 @@ func nodeRequest(ctx context.Context, ids []string) planner.NodeRequest {
 	oc := graphql.GetOperationContext(ctx)
 	req := planner.NodeRequest{IDs: ids, Chat: chatWantOf(oc, graphql.CollectFieldsCtx(ctx, []string{"Chat", "Node"}))}
 	for _, f := range graphql.CollectFields(oc, oc.Operation.SelectionSet, []string{"Query"}) {
-		if f.Name == "categories" || f.Name == "category" {
+		// A deferred field may answer after node: not waited for.
+		if (f.Name == "categories" || f.Name == "category") && !f.IsDeferred() {
 			req.CategoryProducers = append(req.CategoryProducers, f.Alias)
 		}
 	}

@@ -36,4 +36,16 @@ func TestKindMemory(t *testing.T) {
 	if got := m.kind(bob, c); got != KindUnknown {
 		t.Errorf("kind after forget = %v, want KindUnknown", got)
 	}
+
+	// A key the upstream no longer knows leaves nothing behind, and
+	// forgetting it takes nothing from other keys.
+	m.remember(bob, KindImport, c)
+	m.forgetKey(alice)
+	if m.Len() != 1 || m.kind(alice, b) != KindUnknown || m.kind(bob, c) != KindImport {
+		t.Errorf("after forgetKey(alice): Len %d, alice's b %v, bob's c %v; want 1, KindUnknown, KindImport",
+			m.Len(), m.kind(alice, b), m.kind(bob, c))
+	}
+	if len(m.perKey) != 1 || m.perKey[bob] != 1 {
+		t.Errorf("entries per key = %v, want only bob's 1", m.perKey)
+	}
 }

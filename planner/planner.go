@@ -91,6 +91,9 @@ func (s *Shared) forgetKey(apiKey string) {
 	if s.Cache != nil {
 		s.Cache.Forget(apiKey)
 	}
+	if s.Kinds != nil {
+		s.Kinds.forgetKey(hashKey(apiKey))
+	}
 }
 
 // Planner is the data layer of one GraphQL request.
