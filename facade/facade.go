@@ -296,6 +296,7 @@ func newShared(cfg Config, log *slog.Logger) *planner.Shared {
 	shared := &planner.Shared{
 		Upstream:  cfg.Upstream,
 		Coalescer: cfg.Coalescer,
+		Kinds:     planner.NewKindMemory(planner.DefaultKindMemorySize),
 		MaxCalls:  cfg.MaxUpstreamCalls,
 		Log:       log,
 	}

@@ -38,9 +38,13 @@ func messageConnection(res paging.Result[*restclient.Message]) *model.MessageCon
 // messages: only the newest (messages with last and no before, or
 // lastMessageAt), or a window from the start too.
 func chatWant(ctx context.Context) planner.ChatWant {
-	oc := graphql.GetOperationContext(ctx)
+	return chatWantOf(graphql.GetOperationContext(ctx), graphql.CollectFieldsCtx(ctx, nil))
+}
+
+// chatWantOf is chatWant for the fields a selection reads of a chat.
+func chatWantOf(oc *graphql.OperationContext, fields []graphql.CollectedField) planner.ChatWant {
 	wantsTail, wantsHead := false, false
-	for _, f := range graphql.CollectFieldsCtx(ctx, nil) {
+	for _, f := range fields {
 		switch f.Name {
 		case "lastMessageAt":
 			wantsTail = true

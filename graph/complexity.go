@@ -35,6 +35,9 @@ func Complexity() ComplexityRoot {
 	c.Chat.Messages = func(child int, first *int, _ *string, last *int, _ *string) int {
 		return connectionCost(child, first, last, planner.DefaultMessagePage)
 	}
+	c.Query.Nodes = func(child int, ids []string) int {
+		return saturatingAdd(1, saturatingMul(min(len(ids), planner.MaxNodes), child))
+	}
 	c.Message.ToolCalls = func(child int) int {
 		return saturatingAdd(1, saturatingMul(toolCallsPerMessage, child))
 	}

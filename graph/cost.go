@@ -76,9 +76,22 @@ func rootCalls(key *string) ComplexityRoot {
 		*key = fmt.Sprintf("chats %+v", req)
 		return req.Calls(restclient.ChatsPerPage, 0)
 	}
-	// Several lookups by id may all be answered by one page of the
-	// family: together they cost at least that one call.
-	c.Query.Category = func(_ int, id string) int { return validIDs(id) }
+	// Several lookups by id (category, node, nodes) may all be answered
+	// by one page of the family: together they cost at least that one
+	// call, and a node id is at least one lookup.
+	c.Query.Category = func(_ int, id string) int { return byID(key, validIDs(id)) }
+	c.Query.Node = func(_ int, id string) int { return byID(key, validIDs(id)) }
+	c.Query.Nodes = func(_ int, ids []string) int {
+		if len(ids) > planner.MaxNodes {
+			return 0 // refused by the resolver
+		}
+		for _, id := range ids {
+			if validIDs(id) == 1 {
+				return byID(key, 1)
+			}
+		}
+		return 0
+	}
 	c.Query.Chat = func(_ int, id string) int { return lookupCalls(key, "chat", id) }
 	c.Query.Import = func(_ int, id string) int { return lookupCalls(key, "import", id) }
 	c.Mutation.CreateChat = func(_ int, in model.CreateChatInput) int {
@@ -88,6 +101,16 @@ func rootCalls(key *string) ComplexityRoot {
 		return validIDs(in.ID) * validTitle(in.Title)
 	}
 	return c
+}
+
+// byID keys the lookups by id that share the family's first page; a
+// field that makes no call keeps its own key, so that it does not hide
+// one that does.
+func byID(key *string, calls int) int {
+	if calls > 0 {
+		*key = "lookups by id"
+	}
+	return calls
 }
 
 // lookupCalls is one call for a valid id, keyed by it.

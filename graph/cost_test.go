@@ -83,6 +83,14 @@ func TestRootFieldCost(t *testing.T) {
 		{"chat with a non-UUID id", "chat", map[string]any{"id": "chat-1"}, 0},
 		{"import", "import", map[string]any{"id": validID}, 1},
 		{"import with a non-UUID id", "import", map[string]any{"id": ""}, 0},
+		// node: at least the one lookup of a known id; nodes: at least one
+		// when any id is valid (categories may share one page).
+		{"node", "node", map[string]any{"id": validID}, 1},
+		{"node with a non-UUID id", "node", map[string]any{"id": "Q2F0ZWdvcnk6MQ=="}, 0},
+		{"nodes", "nodes", map[string]any{"ids": []any{validID, validBraced, "x"}}, 1},
+		{"nodes of junk ids", "nodes", map[string]any{"ids": []any{"x", "y"}}, 0},
+		{"nodes without ids", "nodes", map[string]any{"ids": []any{}}, 0},
+		{"nodes of 101 ids", "nodes", map[string]any{"ids": manyIDs(101)}, 0},
 
 		// Mutations: one write, unless the input is rejected locally.
 		{"createChat", "createChat", map[string]any{"input": map[string]any{"title": "Groceries"}}, 1},
@@ -148,6 +156,8 @@ func TestRootCost(t *testing.T) {
 		{"skipped fields cost nothing", `{ chats(first: 100) @skip(if: true) { totalCount } categories { totalCount } }`, nil, 1},
 		{"fragments count", `{ ...F } fragment F on Query { chats(first: 100) { totalCount } }`, nil, 1},
 		{"locally invalid fields cost nothing", `{ category(id: "42") { id } chat(id: "x") { id } }`, nil, 0},
+		{"lookups by id share a floor of one", `{ category(id: "` + validID + `") { id } node(id: "` + validBraced + `") { id } nodes(ids: ["` + validID + `"]) { id } }`, nil, 1},
+		{"an invalid lookup does not hide a valid one", `{ category(id: "42") { id } node(id: "` + validID + `") { id } }`, nil, 1},
 		{"introspection is free", `{ __typename __schema { queryType { name } } }`, nil, 0},
 		{"mutation", `mutation { createChat(input: {title: "Groceries"}) { chat { id } } }`, nil, 1},
 		{"mutation with a blank title", `mutation { createChat(input: {title: "  "}) { chat { id } } }`, nil, 0},
@@ -181,4 +191,13 @@ func TestRootCost_EquivalentFields(t *testing.T) {
 			}
 		})
 	}
+}
+
+// manyIDs returns n valid ids, as decoded from a request.
+func manyIDs(n int) []any {
+	ids := make([]any, n)
+	for i := range ids {
+		ids[i] = validID
+	}
+	return ids
 }

@@ -15,5 +15,7 @@ var resolvedFields = map[string]bool{
 	"Query.chat":             true,
 	"Query.chats":            true,
 	"Query.import":           true,
+	"Query.node":             true,
+	"Query.nodes":            true,
 	"Query.rateLimit":        true,
 }

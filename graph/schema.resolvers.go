@@ -137,6 +137,7 @@ func (r *mutationResolver) UpdateChat(ctx context.Context, input model.UpdateCha
 
 // Categories is the resolver for the categories field.
 func (r *queryResolver) Categories(ctx context.Context, first *int, after *string, last *int, before *string, classification *model.CategoryClassification, rootsOnly *bool, parentID *string) (*model.CategoryConnection, error) {
+	defer categoryAnswered(ctx)
 	f, err := categoryFilter(classification, rootsOnly, parentID)
 	if err != nil {
 		return nil, err
@@ -158,6 +159,7 @@ func (r *queryResolver) Categories(ctx context.Context, first *int, after *strin
 
 // Category is the resolver for the category field.
 func (r *queryResolver) Category(ctx context.Context, id string) (*model.Category, error) {
+	defer categoryAnswered(ctx)
 	id, err := canonicalID("id", id)
 	if err != nil {
 		return nil, err
@@ -224,6 +226,57 @@ func (r *queryResolver) Import(ctx context.Context, id string) (*model.Import, e
 		return nil, err
 	}
 	return importFromREST(imp), nil
+}
+
+// Node is the resolver for the node field.
+func (r *queryResolver) Node(ctx context.Context, id string) (model.Node, error) {
+	id, err := canonicalID("id", id)
+	if err != nil {
+		return nil, err
+	}
+	p, err := planner.For(ctx)
+	if err != nil {
+		return nil, err
+	}
+	req := nodeRequest(ctx, []string{id})
+	obj, err := p.Node(ctx, id, req.Chat, req.CategoryProducers)
+	return nodeFromObject(ctx, p, obj, err)
+}
+
+// Nodes is the resolver for the nodes field.
+func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]model.Node, error) {
+	valid, bad, err := nodeIDs(ids)
+	if err != nil {
+		return nil, err
+	}
+	p, err := planner.For(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var ask []string
+	for i, id := range valid {
+		if bad[i] == nil {
+			ask = append(ask, id)
+		}
+	}
+	var objs []planner.Object
+	var errs []error
+	if len(ask) > 0 {
+		objs, errs = p.Nodes(ctx, nodeRequest(ctx, ask))
+	}
+	out := make([]model.Node, len(ids))
+	for i := range ids {
+		elemErr := bad[i]
+		if elemErr == nil {
+			out[i], elemErr = nodeFromObject(ctx, p, objs[0], errs[0])
+			objs, errs = objs[1:], errs[1:]
+		}
+		if elemErr != nil {
+			// The element is null; its error names its index.
+			graphql.AddError(graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i)), elemErr)
+		}
+	}
+	return out, nil
 }
 
 // RateLimit is the resolver for the rateLimit field.

@@ -37,6 +37,7 @@ func (l *Planner) Chats(ctx context.Context, r paging.Request) (paging.Result[*r
 			items := make([]*restclient.ChatSummary, len(p.Chats))
 			for i := range p.Chats {
 				items[i] = &p.Chats[i]
+				l.remember(KindChat, p.Chats[i].ID)
 			}
 			return paging.Page[*restclient.ChatSummary]{Items: items, Page: p.Pagination.Page, PerPage: p.Pagination.PerPage, Total: p.Pagination.TotalCount}, nil
 		},
@@ -60,13 +61,21 @@ func (l *Planner) Chat(ctx context.Context, id string, want ChatWant) (*restclie
 		page = paging.OverflowPage
 	}
 	c, err := l.client.GetChat(ctx, id, page)
-	return c, notFound(err, "chat", id)
+	if err != nil {
+		return nil, notFound(err, "chat", id)
+	}
+	l.remember(KindChat, c.ID)
+	return c, nil
 }
 
 // Import reads one import with one call.
 func (l *Planner) Import(ctx context.Context, id string) (*restclient.Import, error) {
 	imp, err := l.client.GetImport(ctx, id)
-	return imp, notFound(err, "import", id)
+	if err != nil {
+		return nil, notFound(err, "import", id)
+	}
+	l.remember(KindImport, imp.ID)
+	return imp, nil
 }
 
 // ChatRef is what an answer told of a chat whose messages are wanted.

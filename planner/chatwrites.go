@@ -90,6 +90,9 @@ func (l *Planner) afterWrite(ctx context.Context, chat *restclient.Chat, err err
 ) (Written, error) {
 	l.chatsWritten(err)
 	if err == nil {
+		if chat != nil {
+			l.remember(KindChat, chat.ID)
+		}
 		return Written{Chat: chat}, nil
 	}
 	if !restclient.OutcomeUnknown(err) || errors.Is(ctx.Err(), context.Canceled) {

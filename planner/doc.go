@@ -38,6 +38,10 @@
 //	lastMessageAt                 | known from the answer (list, or a show holding it)     | 0
 //	                              | else the last page, by number                          | 1
 //	Import by id                  | one show                                               | 1
+//	Node by id (Nodes)            | held by any answer of this operation (waits for the    | 0
+//	                              |   operation's category root fields)                    |
+//	                              | kind known to this key (KindMemory): as that kind      | 1 (categories share pages)
+//	                              | unknown: category, chat and import lookups in parallel | ≤ 3 (budget checked first)
 //	CreateChat / UpdateChat       | the write, once; if its answer is lost, one read      | 1 (+1 to settle)
 //	                              |   settles it (ConfirmedByRead or OutcomeUnknownError)  |
 //

@@ -53,7 +53,14 @@ func (k *knownCategories) add(cats []restclient.Category) {
 
 // PrimeCategories remembers categories from a list or show answer, so that
 // later lookups by id (and of parents) cost nothing.
-func (l *Planner) PrimeCategories(cats []restclient.Category) { l.known.add(cats) }
+func (l *Planner) PrimeCategories(cats []restclient.Category) {
+	l.known.add(cats)
+	if l.shared.Kinds != nil {
+		for i := range cats {
+			l.shared.Kinds.remember(l.keyHash, KindCategory, cats[i].ID)
+		}
+	}
+}
 
 // Category returns one category by id: from this operation's answers when
 // any of them held it, else planned with every other id the operation
@@ -79,6 +86,7 @@ func (l *Planner) Category(ctx context.Context, id string, want Want) (*restclie
 			return nil, notFound(err, "category", id)
 		}
 	}
+	l.remember(KindCategory, c.ID)
 	l.expect([]*restclient.Category{c}, want)
 	return c, nil
 }

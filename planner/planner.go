@@ -64,6 +64,10 @@ type Shared struct {
 	Meter Meter
 	// Now is the clock for rate-limit windows; nil means time.Now.
 	Now func() time.Time
+	// Kinds remembers the kind of every id handed out to each key, so that
+	// Node costs one lookup for those; nil remembers nothing between
+	// operations (every node id is probed as each kind).
+	Kinds *KindMemory
 }
 
 // Meter counts the requests sent upstream; package metrics implements it.
@@ -93,6 +97,9 @@ func (s *Shared) forgetKey(apiKey callerkey.Key) {
 	if s.Cache != nil {
 		s.Cache.Forget(apiKey)
 	}
+	if s.Kinds != nil {
+		s.Kinds.forgetKey(keyHashOf(apiKey))
+	}
 }
 
 // keyOf returns what the stores know apiKey by.
@@ -108,12 +115,13 @@ type Planner struct {
 	shared *Shared
 	// apiKey is the caller's key as the stores know it (derived once per
 	// request): its keyed hash and cipher, never the key itself.
-	apiKey callerkey.Key
-	keyErr error
-	client *restclient.Client
-	memo   *memo
-	sends  atomic.Int64 // requests let through the gate: the calls made
-	firsts atomic.Int64 // first attempts among them: what the budget counts
+	apiKey  callerkey.Key
+	keyHash keyHash // names apiKey in shared.Kinds
+	keyErr  error
+	client  *restclient.Client
+	memo    *memo
+	sends   atomic.Int64 // requests let through the gate: the calls made
+	firsts  atomic.Int64 // first attempts among them: what the budget counts
 	// refusedOutOfQuota is set once the gate refused a request because the
 	// key is known to be out of quota.
 	refusedOutOfQuota atomic.Bool
@@ -131,11 +139,13 @@ type Planner struct {
 	kids       *batcher[ParentKey, []*restclient.Category]   // subcategory lists of roots
 	firstPages flight.Once[string, *restclient.CategoryPage] // family first pages, by classification
 	families   flight.Once[string, []*restclient.Category]   // whole family reads, by classification
+	answered   rootFields                                    // root fields that hand out categories, once answered
 }
 
 // New returns the data layer for one request made with apiKey.
 func New(shared *Shared, apiKey string) *Planner {
 	l := &Planner{shared: shared, apiKey: shared.keyOf(apiKey), keyErr: checkKey(apiKey)}
+	l.keyHash = keyHashOf(l.apiKey)
 	var cache, coalescer restcache.KeyedFetcher
 	if shared.Cache != nil {
 		cache = shared.Cache

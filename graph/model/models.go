@@ -67,3 +67,9 @@ type ToolCall struct {
 	FunctionResult    *JSON
 	CreatedAt         time.Time
 }
+
+// IsNode marks Category as a Relay Node.
+func (Category) IsNode() {}
+
+// IsNode marks Chat as a Relay Node.
+func (Chat) IsNode() {}

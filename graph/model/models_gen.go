@@ -10,6 +10,11 @@ import (
 	"time"
 )
 
+// An object that can be fetched again by its id alone, with `Query.node`.
+type Node interface {
+	IsNode()
+}
+
 // A page of categories.
 type CategoryConnection struct {
 	// The categories with their cursors.
@@ -97,6 +102,8 @@ type Import struct {
 	// When the import was last changed.
 	UpdatedAt time.Time `json:"updatedAt"`
 }
+
+func (Import) IsNode() {}
 
 // How an import reads its file; every field is `null` until set.
 type ImportConfiguration struct {
