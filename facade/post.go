@@ -145,18 +145,55 @@ func answerMedia(accept string) string {
 // entry of a request that never executed (the graphql-response+json
 // media type asks for that).
 func writeAnswer(w http.ResponseWriter, resp *graphql.Response, withData bool) {
-	var b []byte
-	var err error
-	if withData {
-		b, err = json.Marshal(resp)
-	} else {
-		b, err = json.Marshal(struct {
-			Errors     gqlerror.List  `json:"errors,omitempty"`
-			Extensions map[string]any `json:"extensions,omitempty"`
-		}{resp.Errors, resp.Extensions})
-	}
+	b, err := appendAnswer(make([]byte, 0, len(resp.Data)+256), resp, withData)
 	if err != nil {
 		panic(err) // recovered by net/http; an answer that cannot be encoded is a bug
 	}
 	_, _ = w.Write(b)
+}
+
+// appendAnswer appends resp as graphql.Response's JSON encoding would,
+// but copies its data as they are: gqlgen wrote them as compact JSON
+// already, and encoding/json would scan and re-compact every byte (a
+// seventh of the CPU of a small answer). Incremental-delivery fields
+// (label, path, hasNext) are left to encoding/json.
+func appendAnswer(buf []byte, resp *graphql.Response, withData bool) ([]byte, error) {
+	if resp.Label != "" || resp.Path != nil || resp.HasNext != nil {
+		if !withData {
+			resp = &graphql.Response{Errors: resp.Errors, Label: resp.Label, Path: resp.Path, HasNext: resp.HasNext, Extensions: resp.Extensions}
+		}
+		b, err := json.Marshal(resp)
+		return append(buf, b...), err
+	}
+	buf = append(buf, '{')
+	sep := func() {
+		if len(buf) > 1 {
+			buf = append(buf, ',')
+		}
+	}
+	if len(resp.Errors) > 0 {
+		b, err := json.Marshal(resp.Errors)
+		if err != nil {
+			return buf, err
+		}
+		buf = append(append(buf, `"errors":`...), b...)
+	}
+	if withData {
+		sep()
+		buf = append(buf, `"data":`...)
+		if len(resp.Data) == 0 {
+			buf = append(buf, "null"...)
+		} else {
+			buf = append(buf, resp.Data...)
+		}
+	}
+	if len(resp.Extensions) > 0 {
+		b, err := json.Marshal(resp.Extensions)
+		if err != nil {
+			return buf, err
+		}
+		sep()
+		buf = append(append(buf, `"extensions":`...), b...)
+	}
+	return append(buf, '}'), nil
 }

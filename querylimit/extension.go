@@ -3,7 +3,9 @@ package querylimit
 import (
 	"context"
 	"errors"
+	"hash/maphash"
 	"strings"
+	"sync"
 
 	"github.com/99designs/gqlgen/complexity"
 	"github.com/99designs/gqlgen/graphql"
@@ -126,7 +128,18 @@ func (e *Extension) MutateOperationParameters(ctx context.Context, params *graph
 type ComplexityLimit struct {
 	Max int
 	es  graphql.ExecutableSchema
+
+	// known holds the complexity of operations without variables, by a
+	// hash of their query and operation name (never the document itself,
+	// which would outlive the parsed-query cache's bound). Bounded: emptied
+	// when full.
+	mu    sync.Mutex
+	seed  maphash.Seed
+	known map[uint64]int
 }
+
+// maxKnownComplexities bounds ComplexityLimit.known.
+const maxKnownComplexities = 4096
 
 var _ interface {
 	graphql.HandlerExtension
@@ -142,17 +155,47 @@ func (c *ComplexityLimit) Validate(es graphql.ExecutableSchema) error {
 		return errors.New("querylimit: ComplexityLimit.Max must be positive")
 	}
 	c.es = es
+	c.seed = maphash.MakeSeed()
 	return nil
 }
 
 // MutateOperationContext computes the operation's complexity.
 func (c *ComplexityLimit) MutateOperationContext(ctx context.Context, opCtx *graphql.OperationContext) *gqlerror.Error {
-	cost := complexity.Calculate(ctx, c.es, opCtx.Operation, opCtx.Variables)
+	cost := c.complexity(ctx, opCtx)
 	opCtx.Stats.SetExtension("ComplexityLimit", &extension.ComplexityStats{Complexity: cost, ComplexityLimit: c.Max})
 	if cost > c.Max {
 		return (&Exceeded{Limit: LimitComplexity, Max: c.Max, Actual: cost}).GQLError()
 	}
 	return nil
+}
+
+// complexity computes the operation's complexity, once per operation
+// without variables.
+func (c *ComplexityLimit) complexity(ctx context.Context, opCtx *graphql.OperationContext) int {
+	op := opCtx.Operation
+	if len(op.VariableDefinitions) > 0 {
+		return complexity.Calculate(ctx, c.es, op, opCtx.Variables)
+	}
+	var h maphash.Hash
+	h.SetSeed(c.seed)
+	_, _ = h.WriteString(opCtx.RawQuery)
+	_ = h.WriteByte(0)
+	_, _ = h.WriteString(opCtx.OperationName)
+	key := h.Sum64()
+	c.mu.Lock()
+	cost, ok := c.known[key]
+	c.mu.Unlock()
+	if ok {
+		return cost
+	}
+	cost = complexity.Calculate(ctx, c.es, op, opCtx.Variables)
+	c.mu.Lock()
+	if c.known == nil || len(c.known) >= maxKnownComplexities {
+		c.known = make(map[uint64]int)
+	}
+	c.known[key] = cost
+	c.mu.Unlock()
+	return cost
 }
 
 // LimitResponse replaces an answer whose data is longer than maxBytes with
