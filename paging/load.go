@@ -124,9 +124,13 @@ func Load[T any](ctx context.Context, r Request, src Source[T]) (Result[T], erro
 		first = r.firstRound(&st, s, e)
 		// Reading the cursors' items too shows whether the window is still
 		// where their offsets say: worth it when it costs no more requests
-		// (a page size of the client's choosing often stretches that far).
+		// nor more than a couple more items (a page size of the client's
+		// choosing often stretches that far; doubling the page would double
+		// what every such read decodes, for a check the list's length
+		// mostly makes anyway).
 		if ws, we := r.withCursorItems(s, e); ws != s || we != e {
-			if len(st.plan(ws, we)) <= len(st.plan(s, e)) {
+			wide, narrow := st.plan(ws, we), st.plan(s, e)
+			if len(wide) <= len(narrow) && itemsAsked(wide) <= itemsAsked(narrow)+2 {
 				first = r.firstRound(&st, ws, we)
 			}
 		}
@@ -158,6 +162,17 @@ func Load[T any](ctx context.Context, r Request, src Source[T]) (Result[T], erro
 		items = append(items, st.items[off])
 	}
 	return newResult(r, w, items, src.Order), nil
+}
+
+// itemsAsked is how many items a plan's requests ask for (0 for a list
+// whose pages have a fixed size: there, only the number of requests
+// differs).
+func itemsAsked(plan []pageRequest) int {
+	n := 0
+	for _, p := range plan {
+		n += p.perPage
+	}
+	return n
 }
 
 // firstRound returns the pages to fetch first for the window [s, e). When
