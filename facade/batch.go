@@ -29,7 +29,7 @@ import (
 // Running them in order rather than concurrently (as the root fields of
 // one operation run) costs fewer calls: over the 120 ordered triples of
 // six demo queries, 330 in all against about 370 for the same selections
-// merged into one operation each (TestBatch_InOrderCostsLessThanOneOperation);
+// merged into one operation each (TestBatch_NeverCostsMoreThanOneOperation);
 // in order loses only where a lookup by id comes before the list that
 // would have answered it.
 // Each answer reports the calls its own operation sent (planner's

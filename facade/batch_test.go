@@ -348,7 +348,7 @@ func cmpOr(s, def string) string {
 // what an earlier one read, and an earlier one reads what the later ones
 // can share (a lookup that wants subcategories reads the family's first
 // page, which the lists then answer from).
-func TestBatch_InOrderCostsLessThanOneOperation(t *testing.T) {
+func TestBatch_NeverCostsMoreThanOneOperation(t *testing.T) {
 	key := restclienttest.DemoKey
 	food, _ := newEnv(t).upstream.CategoryByName(key, "Food & Drink")
 	fields := []string{ // root fields, each alone an operation; $id is Food & Drink
