@@ -20,7 +20,7 @@ import (
 // send) is answered with a JSON array of their answers, in the same order.
 //
 // The operations run one after another, in the order sent, on the
-// request's one data layer (planner.Loaders: made once per HTTP request by
+// request's one data layer (a *planner.Planner: made once per HTTP request by
 // planner.Middleware). So a later operation reuses what an earlier one read
 // (the family's category list, a category listed, a page) without a call,
 // mutations apply in the order sent and the operations after a mutation

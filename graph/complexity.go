@@ -20,7 +20,7 @@ import (
 //
 // The figure estimates what execution builds and marshals, one unit per
 // value; the facade's complexity limit bounds it. It is not the upstream
-// call budget, which RootCost and the loader count.
+// call budget, which RootCost and the planner count.
 func Complexity() ComplexityRoot {
 	var c ComplexityRoot
 	c.Query.Categories = func(child int, first *int, _ *string, last *int, _ *string, _ *model.CategoryClassification, _ *bool, _ *string) int {

@@ -12,7 +12,7 @@ import (
 // sent under that context, where the gate lets it through (as Calls counts
 // them, so a call still in flight when the answer is written is counted
 // too). A GET shared through the memo, the coalescer or a
-// loader's batch is sent under the context of the operation that sent it
+// planner's batch is sent under the context of the operation that sent it
 // first, and counts for that operation only.
 
 type operationCallsKey struct{}
