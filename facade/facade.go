@@ -76,7 +76,10 @@ type Config struct {
 	// CacheSize bounds the cache (answers kept); 0 means DefaultCacheSize.
 	CacheSize int
 	// Coalescer shares identical GETs in flight between requests of one
-	// key; nil makes a new one. Tests pass their own to watch it.
+	// key; nil makes a new one. Tests pass their own to watch it. New
+	// gives it the handler's numbering of writes (its Generations field)
+	// when it has none: a coalescer passed in belongs to the handler from
+	// then on, and must not serve another.
 	Coalescer *restcache.Coalescer
 	// OperationTimeout bounds one request to /graphql: its context ends
 	// then, so resolvers and upstream calls stop and unfinished fields
