@@ -653,17 +653,27 @@ func reportUpstreamCost(ctx context.Context, next graphql.ResponseHandler) *grap
 	if resp == nil || l == nil {
 		return resp
 	}
-	up := map[string]any{"calls": planner.OperationCalls(ctx)} // this operation's, also in a batch
+	up := upstreamReport{Calls: planner.OperationCalls(ctx)} // this operation's, also in a batch
 	if rl := l.RateLimit(); rl != nil {
-		up["rateLimit"] = map[string]any{
-			"limit":     rl.Limit,
-			"remaining": rl.Remaining,
-			"resetAt":   rl.ResetAt.UTC().Format(time.RFC3339),
-		}
+		up.RateLimit = &rateLimitReport{Limit: rl.Limit, Remaining: rl.Remaining, ResetAt: rl.ResetAt.UTC().Format(time.RFC3339)}
 	}
 	if resp.Extensions == nil {
 		resp.Extensions = map[string]any{}
 	}
 	resp.Extensions["upstream"] = up
 	return resp
+}
+
+// upstreamReport is extensions.upstream. Structs, not maps: encoding/json
+// writes a struct's members in order without sorting keys (the order is
+// the one sorted keys gave).
+type upstreamReport struct {
+	Calls     int              `json:"calls"`
+	RateLimit *rateLimitReport `json:"rateLimit,omitempty"`
+}
+
+type rateLimitReport struct {
+	Limit     int    `json:"limit"`
+	Remaining int    `json:"remaining"`
+	ResetAt   string `json:"resetAt"`
 }
