@@ -15,6 +15,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"hash"
+	"io"
+	"sync"
 )
 
 // idBytes is how much of the HMAC an id keeps: 128 bits, so that two keys
@@ -33,6 +36,10 @@ const (
 type Ring struct {
 	secret  []byte
 	encrypt bool
+	// macs holds keyed HMAC states: Reset brings one back to its keyed
+	// start, so a request costs neither hmac.New's allocations nor the
+	// hashing of the key's pads.
+	macs sync.Pool
 }
 
 // NewRing returns a ring keyed by secret; an empty secret gets a random
@@ -44,7 +51,9 @@ func NewRing(secret []byte, encrypt bool) *Ring {
 		secret = make([]byte, 32)
 		_, _ = rand.Read(secret) // never fails (crypto/rand panics instead)
 	}
-	return &Ring{secret: append([]byte(nil), secret...), encrypt: encrypt}
+	r := &Ring{secret: append([]byte(nil), secret...), encrypt: encrypt}
+	r.macs.New = func() any { return hmac.New(sha256.New, r.secret) }
+	return r
 }
 
 // Key returns how the stores know apiKey. It costs one HMAC, and with
@@ -62,10 +71,13 @@ func (r *Ring) Label(s string) string { return r.hash(labelInfo + "\x00" + s) }
 func (r *Ring) Cipher(s string) cipher.AEAD { return newAEAD(s, r.secret) }
 
 func (r *Ring) hash(s string) string {
-	m := hmac.New(sha256.New, r.secret)
-	m.Write([]byte(s))
+	m := r.macs.Get().(hash.Hash)
+	m.Reset()
+	_, _ = io.WriteString(m, s)
 	var sum [sha256.Size]byte
-	return hex.EncodeToString(m.Sum(sum[:0])[:idBytes])
+	id := hex.EncodeToString(m.Sum(sum[:0])[:idBytes])
+	r.macs.Put(m)
+	return id
 }
 
 func (r *Ring) cipher(apiKey string) cipher.AEAD {

@@ -2,9 +2,14 @@ package callerkey_test
 
 import (
 	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"suregql/callerkey"
@@ -93,4 +98,24 @@ func BenchmarkRing_Key(b *testing.B) {
 			}
 		})
 	}
+}
+
+// A key's id is HMAC-SHA-256 of the API key under the secret, cut to 16
+// bytes, however many requests derive ids at once (the ring reuses its
+// HMAC states).
+func TestRing_Key_IDIsTheHMACOfTheKey(t *testing.T) {
+	secret := []byte("a shared secret of the replicas")
+	ring := callerkey.NewRing(secret, false)
+	var wg sync.WaitGroup
+	for i := range 64 {
+		wg.Go(func() {
+			apiKey := fmt.Sprintf("api-key-%d", i%8)
+			m := hmac.New(sha256.New, secret)
+			m.Write([]byte(apiKey))
+			if want, got := hex.EncodeToString(m.Sum(nil)[:16]), ring.Key(apiKey).ID(); got != want {
+				t.Errorf("Key(%q).ID() = %s, want %s", apiKey, got, want)
+			}
+		})
+	}
+	wg.Wait()
 }
