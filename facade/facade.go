@@ -400,13 +400,18 @@ func allowCORS(origins []string, next http.Handler) http.Handler {
 // caller (nor to another page, nor in another media type).
 func cacheHeaders(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Cache-Control", "private, no-store")
+		// The canonical name and one shared, never-modified value: no
+		// canonicalization nor allocation per answer.
+		w.Header()["Cache-Control"] = privateNoStore
 		if r.Method == http.MethodGet || r.Method == http.MethodHead {
 			addVary(w.Header(), "X-Api-Key", "Origin", "Accept")
 		}
 		next.ServeHTTP(w, r)
 	})
 }
+
+// privateNoStore is the Cache-Control value of every /graphql answer.
+var privateNoStore = []string{"private, no-store"}
 
 // addVary adds the names to h's Vary header, each once, keeping what is
 // there (CORS adds Origin).

@@ -65,7 +65,7 @@ func Middleware(next http.Handler) http.Handler {
 		if !Valid(id) {
 			id = uuid.NewString()
 		}
-		w.Header().Set(Header, id)
+		w.Header()[Header] = []string{id} // Header is canonical: no Set needed
 		next.ServeHTTP(w, r.WithContext(NewContext(r.Context(), id)))
 	})
 }
