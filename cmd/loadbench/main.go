@@ -32,7 +32,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"runtime/pprof"
@@ -41,8 +40,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"suregql/facade"
-	"suregql/restclient"
 	"suregql/restclienttest"
 )
 
@@ -61,6 +58,8 @@ type config struct {
 	// tailcall is the path of a Tailcall binary to run side by side ("":
 	// ours alone), serving tailcallConfig.
 	tailcall, tailcallConfig string
+	// ours says how the facade runs: oursProcess or oursInProcess.
+	ours string
 }
 
 // result is what one run of a workload measured.
@@ -83,7 +82,8 @@ func main() {
 	flag.DurationVar(&cfg.timeout, "timeout", time.Minute, "time cap of each run")
 	flag.StringVar(&cfg.tailcall, "tailcall", "", "path of a Tailcall 1.0 binary to run side by side with the facade (empty: the facade alone)")
 	flag.StringVar(&cfg.tailcallConfig, "tailcall-config", "bench/tailcall/sure.graphql", "Tailcall configuration to serve, its upstream and port rendered by loadbench")
-	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run (generator, facade and fake share the process) to this file")
+	flag.StringVar(&cfg.ours, "ours", oursProcess, "how the facade runs: "+oursProcess+" (the server binary, built from this module, in a process of its own, as Tailcall runs) or "+oursInProcess+" (facade.New in this process; -cpuprofile then covers it)")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of this process (the load generator and the fake, and the facade with -ours "+oursInProcess+") to this file")
 	flag.Parse()
 	if cfg.c < 1 || cfg.c > maxConcurrency || cfg.n < 1 || cfg.n > maxRequests ||
 		cfg.seqN < 1 || cfg.seqN > maxRequests || cfg.timeout <= 0 || cfg.timeout > maxTimeout {
@@ -149,36 +149,11 @@ func run(w io.Writer, cfg config) error {
 		return err
 	}
 	defer stopUp()
-	// The facade's client as the server builds it (server.go).
-	tr := restclient.NewTransport(0)
-	defer tr.CloseIdleConnections()
-	client, err := restclient.New(upURL, restclient.WithHTTPClient(&http.Client{Timeout: time.Minute, Transport: tr}))
+	targets, tcVersion, stopTargets, err := startTargets(ctx, cfg, upURL)
 	if err != nil {
 		return err
 	}
-	gqlURL, stop, err := restclienttest.ServeLoopback(ctx, facade.New(facade.Config{Upstream: client, Log: slog.New(slog.DiscardHandler)}))
-	if err != nil {
-		return err
-	}
-	defer stop()
-	targets := []target{{name: "ours", url: gqlURL + "/graphql", op: func(wl workload) operation { return wl.ours }}}
-
-	tcVersion := ""
-	if cfg.tailcall != "" {
-		if tcVersion, err = tailcallVersion(ctx, cfg.tailcall); err != nil {
-			return err
-		}
-		tc, err := startTailcall(ctx, cfg.tailcall, cfg.tailcallConfig, upURL)
-		if err != nil {
-			return err
-		}
-		defer func() {
-			if err := tc.stop(); err != nil {
-				fmt.Fprintln(os.Stderr, "loadbench: stopping tailcall:", err)
-			}
-		}()
-		targets = append(targets, target{name: "Tailcall", url: tc.url, op: func(wl workload) operation { return wl.tailcall }})
-	}
+	defer stopTargets()
 
 	// The load generator keeps a connection per worker and target open, so
 	// that the figures do not include connection setup.
@@ -241,6 +216,46 @@ func run(w io.Writer, cfg config) error {
 		return fmt.Errorf("%d answers failed; first: %w", errs, firstErr)
 	}
 	return nil
+}
+
+// startTargets starts the servers under test over the fake at upURL: the
+// facade, and Tailcall when cfg names its binary (then also returned: its
+// version). stop stops them, reporting failures on standard error.
+func startTargets(ctx context.Context, cfg config, upURL string) (targets []target, tcVersion string, stop func(), err error) {
+	var stops []func()
+	stop = func() {
+		for _, s := range slices.Backward(stops) {
+			s()
+		}
+	}
+	stopping := func(name string, f func() error) func() {
+		return func() {
+			if err := f(); err != nil {
+				fmt.Fprintf(os.Stderr, "loadbench: stopping %s: %v\n", name, err)
+			}
+		}
+	}
+	gqlURL, stopOurs, err := startOurs(ctx, cfg.ours, upURL)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	stops = append(stops, stopping("the facade", stopOurs))
+	targets = []target{{name: "ours", url: gqlURL, op: func(wl workload) operation { return wl.ours }}}
+	if cfg.tailcall == "" {
+		return targets, "", stop, nil
+	}
+	if tcVersion, err = tailcallVersion(ctx, cfg.tailcall); err != nil {
+		stop()
+		return nil, "", nil, err
+	}
+	tc, err := startTailcall(ctx, cfg.tailcall, cfg.tailcallConfig, upURL)
+	if err != nil {
+		stop()
+		return nil, "", nil, err
+	}
+	stops = append(stops, stopping("tailcall", tc.stop))
+	targets = append(targets, target{name: "Tailcall", url: tc.url, op: func(wl workload) operation { return wl.tailcall }})
+	return targets, tcVersion, stop, nil
 }
 
 // printOurs prints the facade's figures alone, one row per workload.

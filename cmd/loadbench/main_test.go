@@ -12,13 +12,17 @@ import (
 
 // A short run answers every workload without error and prints its row.
 func TestRun(t *testing.T) {
-	var out bytes.Buffer
-	cfg := config{c: 4, n: 40, seqN: 2, timeout: 30 * time.Second}
-	if err := run(&out, cfg); err != nil {
-		t.Fatalf("run: %v\n%s", err, out.String())
-	}
-	if rows := strings.Count(out.String(), "\n| W"); rows != 6 {
-		t.Errorf("%d workload rows, want 6:\n%s", rows, out.String())
+	for _, ours := range []string{oursProcess, oursInProcess} {
+		t.Run(ours, func(t *testing.T) {
+			var out bytes.Buffer
+			cfg := config{c: 4, n: 40, seqN: 2, timeout: 30 * time.Second, ours: ours}
+			if err := run(&out, cfg); err != nil {
+				t.Fatalf("run: %v\n%s", err, out.String())
+			}
+			if rows := strings.Count(out.String(), "\n| W"); rows != 6 {
+				t.Errorf("%d workload rows, want 6:\n%s", rows, out.String())
+			}
+		})
 	}
 }
 
@@ -59,7 +63,7 @@ func TestRun_Tailcall(t *testing.T) {
 		t.Skip("LOADBENCH_TAILCALL is not set")
 	}
 	var out bytes.Buffer
-	cfg := config{c: 4, n: 40, seqN: 2, timeout: 30 * time.Second,
+	cfg := config{c: 4, n: 40, seqN: 2, timeout: 30 * time.Second, ours: oursProcess,
 		tailcall: bin, tailcallConfig: "../../bench/tailcall/sure.graphql"}
 	if err := run(&out, cfg); err != nil {
 		t.Fatalf("run: %v\n%s", err, out.String())

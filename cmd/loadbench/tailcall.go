@@ -1,19 +1,13 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
 )
 
@@ -22,13 +16,6 @@ import (
 const (
 	upstreamPlaceholder = "http://upstream.invalid"
 	portPlaceholder     = "port: 8000"
-)
-
-// How long Tailcall may take to answer its status route after start, and to
-// exit after SIGTERM before it is killed.
-const (
-	tailcallStartTimeout = 30 * time.Second
-	tailcallStopTimeout  = 5 * time.Second
 )
 
 // renderTailcallConfig points the Tailcall configuration at the upstream and
@@ -46,22 +33,11 @@ func renderTailcallConfig(config, upstreamURL string, port int) (string, error) 
 	return strings.Replace(out, portPlaceholder, "port: "+strconv.Itoa(port), 1), nil
 }
 
-// tailcallProcess is a running Tailcall server.
-type tailcallProcess struct {
-	cmd     *exec.Cmd
-	cancel  context.CancelFunc // stops cmd
-	exited  chan struct{}      // closed when the process has exited
-	waitErr error              // set before exited is closed
-	output  *tailBuffer        // the end of its standard output and error
-	dir     string             // temporary directory of the rendered config
-	url     string             // its GraphQL endpoint
-}
-
 // startTailcall starts the Tailcall binary bin on a free port of 127.0.0.1,
 // serving configPath rendered against upstreamURL, and returns once it
 // answers its status route. It fails, with the end of Tailcall's output,
 // when the binary does not start or does not answer in time.
-func startTailcall(ctx context.Context, bin, configPath, upstreamURL string) (*tailcallProcess, error) {
+func startTailcall(ctx context.Context, bin, configPath, upstreamURL string) (*serverProcess, error) {
 	config, err := os.ReadFile(configPath)
 	if err != nil {
 		return nil, fmt.Errorf("tailcall config: %w", err)
@@ -84,76 +60,17 @@ func startTailcall(ctx context.Context, bin, configPath, upstreamURL string) (*t
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
-
-	p := &tailcallProcess{
-		exited: make(chan struct{}),
-		output: &tailBuffer{max: 4 << 10},
-		dir:    dir,
-		url:    "http://127.0.0.1:" + strconv.Itoa(port) + "/graphql",
-	}
-	// stop cancels the process's context: SIGTERM first, SIGKILL when it has
-	// not exited within tailcallStopTimeout.
-	procCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	p.cancel = cancel
-	p.cmd = exec.CommandContext(procCtx, bin, "start", path)
-	p.cmd.Cancel = func() error { return p.cmd.Process.Signal(syscall.SIGTERM) }
-	p.cmd.WaitDelay = tailcallStopTimeout
+	base := "http://127.0.0.1:" + strconv.Itoa(port)
 	// No usage tracking (Tailcall reports starts to its vendor otherwise),
-	// and no log line per request, as the facade logs nothing here either.
-	p.cmd.Env = append(os.Environ(), "TAILCALL_TRACKER=false", "TAILCALL_LOG_LEVEL=error")
-	p.cmd.Stdout, p.cmd.Stderr = p.output, p.output
-	if err := p.cmd.Start(); err != nil {
-		cancel()
+	// and no log line per request.
+	p, err := startProcess(ctx, "tailcall", bin, []string{"start", path},
+		[]string{"TAILCALL_TRACKER=false", "TAILCALL_LOG_LEVEL=error"}, base+"/status")
+	if err != nil {
 		_ = os.RemoveAll(dir)
-		return nil, fmt.Errorf("start tailcall: %w", err)
+		return nil, err
 	}
-	go func() {
-		p.waitErr = p.cmd.Wait()
-		close(p.exited)
-	}()
-	if err := p.awaitReady(ctx, "http://127.0.0.1:"+strconv.Itoa(port)+"/status"); err != nil {
-		return nil, errors.Join(err, p.stop())
-	}
+	p.dir, p.url = dir, base+"/graphql"
 	return p, nil
-}
-
-// awaitReady polls statusURL until it answers 200, the process exits or the
-// start timeout passes.
-func (p *tailcallProcess) awaitReady(ctx context.Context, statusURL string) error {
-	ctx, cancel := context.WithTimeout(ctx, tailcallStartTimeout)
-	defer cancel()
-	hc := &http.Client{Timeout: time.Second}
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, statusURL, http.NoBody)
-		if err != nil {
-			return err
-		}
-		if resp, err := hc.Do(req); err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		select {
-		case <-p.exited:
-			return fmt.Errorf("tailcall exited before answering (%w); its output:\n%s", p.waitErr, p.output)
-		case <-ctx.Done():
-			return fmt.Errorf("tailcall did not answer %s within %s; its output:\n%s", statusURL, tailcallStartTimeout, p.output)
-		case <-tick.C:
-		}
-	}
-}
-
-// stop ends the process (SIGTERM, then SIGKILL after tailcallStopTimeout),
-// waits for it and removes the rendered config. It fails only when the
-// directory cannot be removed: how Tailcall exits once told to is not the
-// benchmark's concern.
-func (p *tailcallProcess) stop() error {
-	p.cancel()
-	<-p.exited
-	return os.RemoveAll(p.dir)
 }
 
 // tailcallVersion returns what bin --version prints, e.g. "tailcall v1.0.0".
@@ -165,40 +82,4 @@ func tailcallVersion(ctx context.Context, bin string) (string, error) {
 		return "", fmt.Errorf("%s --version: %w", bin, err)
 	}
 	return strings.TrimSpace(string(out)), nil
-}
-
-// freeLoopbackPort returns a port of 127.0.0.1 that was free a moment ago.
-// Another process could take it before Tailcall binds it; Tailcall then
-// exits and startTailcall reports its output.
-func freeLoopbackPort(ctx context.Context) (int, error) {
-	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find a free port: %w", err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	return port, ln.Close()
-}
-
-// tailBuffer keeps the last max bytes written to it, so that a chatty
-// process cannot grow the benchmark's memory.
-type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
-}
-
-func (b *tailBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf = append(b.buf, p...)
-	if over := len(b.buf) - b.max; over > 0 {
-		b.buf = append(b.buf[:0], b.buf[over:]...)
-	}
-	return len(p), nil
-}
-
-func (b *tailBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return string(bytes.TrimSpace(b.buf))
 }
