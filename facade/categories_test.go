@@ -449,3 +449,26 @@ func TestCategory_NotFoundNullsOnlyThatField(t *testing.T) {
 		t.Errorf("data = %s, want missing null and the list answered", r.data)
 	}
 }
+
+// A connection computes its cursors only when the selection reads them;
+// a cursor asked through a fragment, a named one or an inline one, still
+// reads them, and the next page after it follows on.
+func TestCategories_CursorsThroughFragments(t *testing.T) {
+	e := newEnv(t)
+	const query = `query($after: String) {
+  categories(first: 3, after: $after) { nodes { name } ...Paging ... on CategoryConnection { pageInfo { endCursor } } }
+}
+fragment Paging on CategoryConnection { edges { cursor } }`
+	want := seedNames(e.upstream.Categories(restclienttest.DemoKey))[:6]
+	var first struct{ Categories categoryConn }
+	e.ok(restclienttest.DemoKey, query, nil, &first)
+	c := first.Categories
+	if len(c.Edges) != 3 || c.Edges[2].Cursor == "" || c.PageInfo.EndCursor == nil || *c.PageInfo.EndCursor != c.Edges[2].Cursor {
+		t.Fatalf("edges %+v, endCursor %v: want 3 cursors, the last the end cursor", c.Edges, c.PageInfo.EndCursor)
+	}
+	var next struct{ Categories categoryConn }
+	e.ok(restclienttest.DemoKey, query, map[string]any{"after": *c.PageInfo.EndCursor}, &next)
+	if got := append(names(c.Nodes), names(next.Categories.Nodes)...); !slices.Equal(got, want) {
+		t.Errorf("names = %v, want %v", got, want)
+	}
+}

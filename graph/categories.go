@@ -12,13 +12,13 @@ import (
 )
 
 // categoryConnection maps a window of a category list.
-func categoryConnection(res paging.Result[*restclient.Category]) *model.CategoryConnection {
-	w := newWindow(res, categoryFromREST)
-	conn := &model.CategoryConnection{Nodes: w.nodes, PageInfo: w.info, TotalCount: w.total, Edges: make([]*model.CategoryEdge, len(w.nodes))}
-	for i, n := range w.nodes {
-		conn.Edges[i] = &model.CategoryEdge{Cursor: w.cursors[i], Node: n}
-	}
-	return conn
+func categoryConnection(ctx context.Context, res paging.Result[*restclient.Category]) *model.CategoryConnection {
+	reads := readsOf(ctx, "CategoryConnection")
+	w := newWindow(res, categoryFromREST, reads)
+	return &model.CategoryConnection{Nodes: w.nodes, PageInfo: w.info, TotalCount: w.total,
+		Edges: edgesOf(w, reads, func(cursor string, n *model.Category) *model.CategoryEdge {
+			return &model.CategoryEdge{Cursor: cursor, Node: n}
+		})}
 }
 
 // categoryFilter checks the filter arguments of Query.categories.

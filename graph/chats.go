@@ -15,23 +15,23 @@ import (
 )
 
 // chatConnection maps a window of the chat list.
-func chatConnection(res paging.Result[*restclient.ChatSummary]) *model.ChatConnection {
-	w := newWindow(res, chatFromSummary)
-	conn := &model.ChatConnection{Nodes: w.nodes, PageInfo: w.info, TotalCount: w.total, Edges: make([]*model.ChatEdge, len(w.nodes))}
-	for i, n := range w.nodes {
-		conn.Edges[i] = &model.ChatEdge{Cursor: w.cursors[i], Node: n}
-	}
-	return conn
+func chatConnection(ctx context.Context, res paging.Result[*restclient.ChatSummary]) *model.ChatConnection {
+	reads := readsOf(ctx, "ChatConnection")
+	w := newWindow(res, chatFromSummary, reads)
+	return &model.ChatConnection{Nodes: w.nodes, PageInfo: w.info, TotalCount: w.total,
+		Edges: edgesOf(w, reads, func(cursor string, n *model.Chat) *model.ChatEdge {
+			return &model.ChatEdge{Cursor: cursor, Node: n}
+		})}
 }
 
 // messageConnection maps a window of a chat's messages.
-func messageConnection(res paging.Result[*restclient.Message]) *model.MessageConnection {
-	w := newWindow(res, messageFromREST)
-	conn := &model.MessageConnection{Nodes: w.nodes, PageInfo: w.info, TotalCount: w.total, Edges: make([]*model.MessageEdge, len(w.nodes))}
-	for i, n := range w.nodes {
-		conn.Edges[i] = &model.MessageEdge{Cursor: w.cursors[i], Node: n}
-	}
-	return conn
+func messageConnection(ctx context.Context, res paging.Result[*restclient.Message]) *model.MessageConnection {
+	reads := readsOf(ctx, "MessageConnection")
+	w := newWindow(res, messageFromREST, reads)
+	return &model.MessageConnection{Nodes: w.nodes, PageInfo: w.info, TotalCount: w.total,
+		Edges: edgesOf(w, reads, func(cursor string, n *model.Message) *model.MessageEdge {
+			return &model.MessageEdge{Cursor: cursor, Node: n}
+		})}
 }
 
 // chatWant tells the planner what the selection of one chat reads of its

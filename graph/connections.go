@@ -1,6 +1,8 @@
 package graph
 
 import (
+	"context"
+
 	"github.com/99designs/gqlgen/graphql"
 
 	"suregql/graph/model"
@@ -20,22 +22,61 @@ type window[N any] struct {
 	total   int
 }
 
+// connectionReads is what the selection of a connection reads beyond its
+// nodes: its edges, and any cursor (an edge's, or pageInfo's first and
+// last), each an encoding that `nodes { id name }` need not pay for.
+type connectionReads struct{ edges, cursors bool }
+
+// readsOf returns what the selection of the connection field being
+// resolved, of type typeName, reads; everything when ctx resolves no field.
+func readsOf(ctx context.Context, typeName string) connectionReads {
+	if !graphql.HasOperationContext(ctx) || graphql.GetFieldContext(ctx) == nil {
+		return connectionReads{edges: true, cursors: true}
+	}
+	var r connectionReads
+	for _, f := range graphql.CollectFieldsCtx(ctx, []string{typeName}) {
+		switch f.Name {
+		case "edges":
+			r.edges, r.cursors = true, true
+		case "pageInfo":
+			r.cursors = true
+		}
+	}
+	return r
+}
+
 // newWindow maps the items of res to nodes, each with the cursor that
-// names it.
-func newWindow[T, N any](res paging.Result[T], node func(T) N) window[N] {
+// names it when reads has cursors.
+func newWindow[T, N any](res paging.Result[T], node func(T) N, reads connectionReads) window[N] {
 	w := window[N]{
-		nodes:   make([]N, len(res.Items)),
-		cursors: res.Cursors(),
-		info:    &model.PageInfo{HasNextPage: res.HasNextPage(), HasPreviousPage: res.HasPreviousPage()},
-		total:   res.Total,
+		nodes: make([]N, len(res.Items)),
+		info:  &model.PageInfo{HasNextPage: res.HasNextPage(), HasPreviousPage: res.HasPreviousPage()},
+		total: res.Total,
 	}
 	for i, it := range res.Items {
 		w.nodes[i] = node(it)
 	}
+	if !reads.cursors {
+		return w
+	}
+	w.cursors = res.Cursors()
 	if n := len(w.cursors); n > 0 {
 		w.info.StartCursor, w.info.EndCursor = &w.cursors[0], &w.cursors[n-1]
 	}
 	return w
+}
+
+// edgesOf returns the edges of w, made by edge from each node and its
+// cursor; none when reads has no edges.
+func edgesOf[N, E any](w window[N], reads connectionReads, edge func(cursor string, node N) E) []E {
+	if !reads.edges {
+		return nil
+	}
+	edges := make([]E, len(w.nodes))
+	for i, n := range w.nodes {
+		edges[i] = edge(w.cursors[i], n)
+	}
+	return edges
 }
 
 // wantsOnly reports whether the field being resolved selects nothing but

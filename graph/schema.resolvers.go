@@ -50,7 +50,7 @@ func (r *categoryResolver) Subcategories(ctx context.Context, obj *model.Categor
 	if err != nil {
 		return nil, err
 	}
-	return categoryConnection(res), nil
+	return categoryConnection(ctx, res), nil
 }
 
 // LastMessageAt is the resolver for the lastMessageAt field.
@@ -79,7 +79,7 @@ func (r *chatResolver) Messages(ctx context.Context, obj *model.Chat, first *int
 	if err != nil {
 		return nil, err
 	}
-	return messageConnection(res), nil
+	return messageConnection(ctx, res), nil
 }
 
 // CreateChat is the resolver for the createChat field.
@@ -154,7 +154,7 @@ func (r *queryResolver) Categories(ctx context.Context, first *int, after *strin
 	if err != nil {
 		return nil, err
 	}
-	return categoryConnection(res), nil
+	return categoryConnection(ctx, res), nil
 }
 
 // Category is the resolver for the category field.
@@ -191,7 +191,7 @@ func (r *queryResolver) Chats(ctx context.Context, first *int, after *string, la
 	if err != nil {
 		return nil, err
 	}
-	return chatConnection(res), nil
+	return chatConnection(ctx, res), nil
 }
 
 // Chat is the resolver for the chat field.
