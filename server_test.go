@@ -515,3 +515,23 @@ func TestRun_Metrics(t *testing.T) {
 		}
 	})
 }
+
+// Without GOGC the server collects at defaultGCPercent; a GOGC the operator
+// set (which the runtime has applied) is left alone and reported.
+func TestSetGCPercent(t *testing.T) {
+	before := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(before) })
+	if got := setGCPercent(func(string) string { return "" }); got != "400" {
+		t.Errorf("reported %q, want 400", got)
+	}
+	if now := debug.SetGCPercent(100); now != defaultGCPercent {
+		t.Errorf("GOGC in force %d, want %d", now, defaultGCPercent)
+	}
+	env := map[string]string{"GOGC": "150"}
+	if got := setGCPercent(func(k string) string { return env[k] }); got != "150" {
+		t.Errorf("reported %q, want the environment's 150", got)
+	}
+	if now := debug.SetGCPercent(100); now != 100 {
+		t.Errorf("GOGC changed to %d although the environment set it", now)
+	}
+}
