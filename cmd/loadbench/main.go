@@ -64,11 +64,14 @@ type config struct {
 
 // result is what one run of a workload measured.
 type result struct {
-	done, errs  int
-	firstErr    error
-	callsPerOp  float64
-	rps         float64
-	p50, p99    time.Duration
+	done, errs int
+	firstErr   error
+	callsPerOp float64
+	rps        float64
+	p50, p99   time.Duration
+	// cpuPerOp is the CPU time the server's process spent per answer (0:
+	// not known, when the server is not a process of its own).
+	cpuPerOp    time.Duration
 	cappedEarly bool // the time cap ended the run before n requests
 }
 
@@ -120,6 +123,9 @@ type target struct {
 	name string
 	url  string
 	op   func(workload) operation // its way of asking a workload
+	// proc is its process, whose CPU time each run reports; nil when it
+	// serves from this process (-ours in-process).
+	proc *serverProcess
 }
 
 // mode is one way of running every workload.
@@ -180,7 +186,7 @@ func run(w io.Writer, cfg config) error {
 	fake.SetDelay(cfg.latency)
 	for _, t := range targets {
 		for _, m := range modes[:2] {
-			measure(fake, hc, t.url, wls[0].name, t.op(wls[0]), cfg.c, 10*cfg.c, cfg.timeout, m.keyOf)
+			measure(fake, hc, t, wls[0].name, t.op(wls[0]), cfg.c, 10*cfg.c, cfg.timeout, m.keyOf)
 		}
 	}
 	// results[workload][mode][target]. The targets take turns within each
@@ -193,7 +199,7 @@ func run(w io.Writer, cfg config) error {
 		for mi, m := range modes {
 			fake.SetDelay(m.latency)
 			for _, t := range targets {
-				r := measure(fake, hc, t.url, t.name+" "+wl.name, t.op(wl), m.c, m.n, cfg.timeout, m.keyOf)
+				r := measure(fake, hc, t, t.name+" "+wl.name, t.op(wl), m.c, m.n, cfg.timeout, m.keyOf)
 				results[wi][mi] = append(results[wi][mi], r)
 				errs += r.errs
 				if firstErr == nil {
@@ -235,12 +241,12 @@ func startTargets(ctx context.Context, cfg config, upURL string) (targets []targ
 			}
 		}
 	}
-	gqlURL, stopOurs, err := startOurs(ctx, cfg.ours, upURL)
+	gqlURL, proc, stopOurs, err := startOurs(ctx, cfg.ours, upURL)
 	if err != nil {
 		return nil, "", nil, err
 	}
 	stops = append(stops, stopping("the facade", stopOurs))
-	targets = []target{{name: "ours", url: gqlURL, op: func(wl workload) operation { return wl.ours }}}
+	targets = []target{{name: "ours", url: gqlURL, proc: proc, op: func(wl workload) operation { return wl.ours }}}
 	if cfg.tailcall == "" {
 		return targets, "", stop, nil
 	}
@@ -254,14 +260,14 @@ func startTargets(ctx context.Context, cfg config, upURL string) (targets []targ
 		return nil, "", nil, err
 	}
 	stops = append(stops, stopping("tailcall", tc.stop))
-	targets = append(targets, target{name: "Tailcall", url: tc.url, op: func(wl workload) operation { return wl.tailcall }})
+	targets = append(targets, target{name: "Tailcall", url: tc.url, proc: tc, op: func(wl workload) operation { return wl.tailcall }})
 	return targets, tcVersion, stop, nil
 }
 
 // printOurs prints the facade's figures alone, one row per workload.
 func printOurs(w io.Writer, wls []workload, results [][][]result, manyKeys int) {
-	fmt.Fprintf(w, "| workload | 1 key: calls/op | req/s | p50 ms | p99 ms | %d keys: calls/op | req/s | p50 ms | p99 ms | sequential p50 ms |\n", manyKeys)
-	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintf(w, "| workload | 1 key: calls/op | req/s | p50 ms | p99 ms | CPU µs/op | %d keys: calls/op | req/s | p50 ms | p99 ms | CPU µs/op | sequential p50 ms |\n", manyKeys)
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for wi, wl := range wls {
 		one, many, seq := results[wi][0][0], results[wi][1][0], results[wi][2][0]
 		fmt.Fprintf(w, "| %s | %s | %s | %s%s |\n", wl.name, cells(one), cells(many), ms(seq.p50), capped(seq))
@@ -277,8 +283,8 @@ func printSideBySide(w io.Writer, wls []workload, modes []mode, results [][][]re
 			fmt.Fprintln(w, "| workload | calls ours / Tailcall | p50 ms ours / Tailcall |")
 			fmt.Fprintln(w, "|---|---:|---:|")
 		} else {
-			fmt.Fprintln(w, "| workload | calls ours / Tailcall | req/s ours / Tailcall | p50 ms ours / Tailcall | p99 ms ours / Tailcall |")
-			fmt.Fprintln(w, "|---|---:|---:|---:|---:|")
+			fmt.Fprintln(w, "| workload | calls ours / Tailcall | req/s ours / Tailcall | p50 ms ours / Tailcall | p99 ms ours / Tailcall | CPU µs/op ours / Tailcall |")
+			fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|")
 		}
 		for wi, wl := range wls {
 			ours, tc := results[wi][mi][0], results[wi][mi][1]
@@ -290,7 +296,8 @@ func printSideBySide(w io.Writer, wls []workload, modes []mode, results [][][]re
 			}
 			rps := pair(fmt.Sprintf("%.0f", ours.rps), fmt.Sprintf("%.0f", tc.rps), ours.rps/tc.rps)
 			p99 := pair(ms(ours.p99), ms(tc.p99), ours.p99.Seconds()/tc.p99.Seconds())
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s%s |\n", wl.name, calls, rps, p50, p99, cappedPair(ours, tc))
+			cpu := pair(us(ours.cpuPerOp), us(tc.cpuPerOp), ours.cpuPerOp.Seconds()/tc.cpuPerOp.Seconds())
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s%s |\n", wl.name, calls, rps, p50, p99, cpu, cappedPair(ours, tc))
 		}
 	}
 }
@@ -301,7 +308,15 @@ func pair(ours, theirs string, ratio float64) string {
 }
 
 func cells(r result) string {
-	return fmt.Sprintf("%.2f | %.0f | %s | %s%s", r.callsPerOp, r.rps, ms(r.p50), ms(r.p99), capped(r))
+	return fmt.Sprintf("%.2f | %.0f | %s | %s | %s%s", r.callsPerOp, r.rps, ms(r.p50), ms(r.p99), us(r.cpuPerOp), capped(r))
+}
+
+// us renders a CPU time per answer in microseconds, "–" when unknown.
+func us(d time.Duration) string {
+	if d == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.0f", float64(d.Nanoseconds())/1000)
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d.Microseconds())/1000) }
@@ -331,8 +346,9 @@ func cappedPair(ours, tc result) string {
 // answer before sending the next, and stops early at the time cap. Every
 // answer is checked against op's checks; name labels its failures. keyOf
 // names the API key of a worker's i-th request.
-func measure(fake *restclienttest.Server, hc *http.Client, url, name string, op operation, c, n int,
+func measure(fake *restclienttest.Server, hc *http.Client, t target, name string, op operation, c, n int,
 	timeout time.Duration, keyOf func(worker, i int) string) result {
+	url := t.url
 	// One request first, not measured: the server parses and caches the
 	// query, and every worker's connection is then warm enough.
 	_ = post(hc, url, restclienttest.DemoKey, op.query, op.vars, nil)
@@ -346,6 +362,7 @@ func measure(fake *restclienttest.Server, hc *http.Client, url, name string, op 
 		firstErr error
 		wg       sync.WaitGroup
 	)
+	cpu0, cpuErr := t.proc.cpuTime()
 	deadline := time.Now().Add(timeout)
 	start := time.Now()
 	for worker := range c {
@@ -374,6 +391,7 @@ func measure(fake *restclienttest.Server, hc *http.Client, url, name string, op 
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	cpu1, cpuErr1 := t.proc.cpuTime()
 
 	slices.Sort(lat)
 	r := result{done: len(lat), errs: errs, firstErr: firstErr, cappedEarly: len(lat) < n}
@@ -382,6 +400,9 @@ func measure(fake *restclienttest.Server, hc *http.Client, url, name string, op 
 		r.rps = float64(r.done) / elapsed.Seconds()
 		r.p50 = lat[r.done*50/100]
 		r.p99 = lat[min(r.done*99/100, r.done-1)]
+		if cpuErr == nil && cpuErr1 == nil {
+			r.cpuPerOp = (cpu1 - cpu0) / time.Duration(r.done)
+		}
 	}
 	return r
 }

@@ -29,19 +29,21 @@ const (
 )
 
 // startOurs starts the facade over the upstream at upURL, the way -ours
-// says, and returns its GraphQL endpoint and how to stop it.
-func startOurs(ctx context.Context, how, upURL string) (url string, stop func() error, err error) {
+// says, and returns its GraphQL endpoint and how to stop it;
+// proc is its process (nil in this one).
+func startOurs(ctx context.Context, how, upURL string) (url string, proc *serverProcess, stop func() error, err error) {
 	switch how {
 	case oursInProcess:
-		return serveInProcess(ctx, upURL)
+		url, stop, err = serveInProcess(ctx, upURL)
+		return url, nil, stop, err
 	case oursProcess:
 		p, err := startOursProcess(ctx, upURL)
 		if err != nil {
-			return "", nil, err
+			return "", nil, nil, err
 		}
-		return p.url, p.stop, nil
+		return p.url, p, p.stop, nil
 	}
-	return "", nil, fmt.Errorf("-ours %q is neither %s nor %s", how, oursProcess, oursInProcess)
+	return "", nil, nil, fmt.Errorf("-ours %q is neither %s nor %s", how, oursProcess, oursInProcess)
 }
 
 // serveInProcess serves facade.New over a restclient built as server.go

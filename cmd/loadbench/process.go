@@ -9,6 +9,9 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -65,6 +68,41 @@ func startProcess(ctx context.Context, name, bin string, args, env []string, rea
 		return nil, errors.Join(err, p.stop())
 	}
 	return p, nil
+}
+
+// errNoProcess is cpuTime's answer for a server without a process of its
+// own.
+var errNoProcess = errors.New("not a process of its own")
+
+// cpuTime returns the CPU time the process's threads have spent so far,
+// from Linux's per-thread scheduler statistics (nanoseconds on a CPU, the
+// first field of /proc/PID/task/TID/schedstat).
+func (p *serverProcess) cpuTime() (time.Duration, error) {
+	if p == nil {
+		return 0, errNoProcess
+	}
+	dir := fmt.Sprintf("/proc/%d/task", p.cmd.Process.Pid)
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, err
+	}
+	var total time.Duration
+	for _, t := range tasks {
+		b, err := os.ReadFile(filepath.Join(dir, t.Name(), "schedstat"))
+		if err != nil {
+			continue // the thread has exited since the listing
+		}
+		fields := strings.Fields(string(b))
+		if len(fields) == 0 {
+			return 0, fmt.Errorf("%s/%s/schedstat: empty", dir, t.Name())
+		}
+		ns, err := strconv.ParseInt(fields[0], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("%s/%s/schedstat: %w", dir, t.Name(), err)
+		}
+		total += time.Duration(ns)
+	}
+	return total, nil
 }
 
 // awaitReady polls readyURL until it answers 200, the process exits or the

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestRenderTailcallConfig(t *testing.T) {
@@ -86,5 +87,37 @@ func TestTailBuffer(t *testing.T) {
 	}
 	if got, want := b.String(), "456789ab"; got != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// cpuTime reads the CPU a process has spent: more after it worked, and an
+// error for a server without a process of its own.
+func TestCPUTime(t *testing.T) {
+	if _, err := (*serverProcess)(nil).cpuTime(); !errors.Is(err, errNoProcess) {
+		t.Errorf("nil process: %v, want errNoProcess", err)
+	}
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh here")
+	}
+	// Busy for a moment, then waiting to be killed.
+	cmd := exec.CommandContext(t.Context(), sh, "-c", `i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; echo done; exec sleep 60`)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	if _, err := out.Read(make([]byte, 8)); err != nil {
+		t.Fatal(err)
+	}
+	spent, err := (&serverProcess{cmd: cmd}).cpuTime()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spent < time.Millisecond {
+		t.Errorf("cpuTime = %s after a busy loop, want at least 1ms", spent)
 	}
 }
