@@ -2,6 +2,7 @@ package facade_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"testing"
@@ -238,4 +239,44 @@ func TestNode_UnknownIDWithinTheBudget(t *testing.T) {
 	r := e.do(restclienttest.DemoKey, nodeQuery, map[string]any{"id": unknownID})
 	wantError(t, r, "QUERY_TOO_EXPENSIVE")
 	wantCalls(t, r, 0)
+}
+
+// Aliased node fields of unknown ids each need three lookups. Side by side
+// on one budget, each is answered whole (null: found nowhere) or refused
+// whole (QUERY_TOO_EXPENSIVE, at no call): no field spends calls and then
+// fails, and the refused ones leave the budget to the others.
+func TestNode_AliasedUnknownIDsAnsweredWholeOrRefusedWhole(t *testing.T) {
+	const budget, fields = 10, 8
+	e := newEnv(t, withConfig(func(c *facade.Config) { c.MaxUpstreamCalls = budget }))
+	query := "{"
+	for i := range fields {
+		query += fmt.Sprintf(` n%d: node(id: "6f1c1c1e-0000-4000-8000-0000000000%02d") { id }`, i, i)
+	}
+	query += " }"
+	r := e.do(restclienttest.DemoKey, query, nil)
+	var data map[string]*nodeAnswer
+	if err := json.Unmarshal(r.data, &data); err != nil {
+		t.Fatalf("decode %s: %v", r.data, err)
+	}
+	refused := map[string]bool{}
+	for _, err := range r.errs {
+		if err.Extensions["code"] != "QUERY_TOO_EXPENSIVE" || len(err.Path) != 1 {
+			t.Fatalf("error %v (path %v), want only QUERY_TOO_EXPENSIVE on node fields", err, err.Path)
+		}
+		refused[fmt.Sprint(err.Path[0])] = true
+	}
+	for alias, n := range data {
+		if n != nil {
+			t.Errorf("%s = %+v, want null", alias, n)
+		}
+	}
+	// Each answered field reserved its three lookups; their category
+	// lookups may share one page of the family, so they spend at most that.
+	answered := fields - len(refused)
+	if answered < budget/3 {
+		t.Errorf("%d fields answered, %d refused; want at least %d (three lookups each within %d calls)", answered, len(refused), budget/3, budget)
+	}
+	if r.calls > 3*answered || r.calls > budget {
+		t.Errorf("upstream calls = %d for %d answered fields: refused fields spent calls, or the budget of %d was passed", r.calls, answered, budget)
+	}
 }

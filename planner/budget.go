@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 
@@ -16,9 +17,12 @@ import (
 //   - before execution, the facade refuses an operation whose root fields
 //     alone need more (graph.RootCost against Budget): QUERY_TOO_EXPENSIVE
 //     at no call;
-//   - a strategy that sends a batch of calls asks first (Affordable), so a
-//     batch is sent whole or not at all, and a cheaper strategy is tried
-//     when a look-ahead does not fit;
+//   - a strategy that sends a batch of calls reserves them first (Reserve),
+//     so a batch is sent whole or not at all, even beside other fields
+//     spending the same budget at the same moment: calls outside the
+//     reservation cannot take what it holds. A strategy that only weighs
+//     whether to try a look-ahead asks Affordable, and a cheaper strategy
+//     is tried when it does not fit;
 //   - every first attempt passes the gate, the hard cap behind Affordable;
 //     retries are counted in extensions.upstream.calls but spend nothing:
 //     an upstream fault must not turn into QUERY_TOO_EXPENSIVE;
@@ -64,29 +68,62 @@ func (l *Planner) Budget() int {
 }
 
 // Affordable returns a *TooExpensiveError when n more calls would take the
-// operation past its budget. Planners ask before sending a batch, so that a
-// batch is sent whole or not at all.
+// operation past its budget, counting the calls reservations hold.
 func (l *Planner) Affordable(n int) error {
 	if n <= 0 || l.shared.MaxCalls <= 0 {
 		return nil
 	}
-	spent := int(l.firsts.Load())
-	if spent+n <= 1 {
+	committed := int(l.firsts.Load() + l.reserved.Load())
+	if committed+n <= 1 {
 		// Every capped budget allows one call: no need to learn the key's
 		// limit (a round trip, when replicas share it) to know that.
 		return nil
 	}
-	if max := l.Budget(); spent+n > max {
-		return &TooExpensiveError{Budget: max, Spent: spent, Planned: n}
+	if max := l.Budget(); committed+n > max {
+		return &TooExpensiveError{Budget: max, Spent: committed, Planned: n}
 	}
 	return nil
+}
+
+// reservation is budget set aside for one batch of calls: the first
+// attempts sent with its context (Reserve) spend it before anything else.
+type reservation struct{ left int64 } // guarded by Planner.budgetMu
+
+type reservationKey struct{}
+
+// Reserve sets n calls of the budget aside for a batch, so that the batch
+// is sent whole or not at all: it fails with a *TooExpensiveError, holding
+// nothing, when the calls made and reserved leave less than n. The batch's
+// requests must be sent with the returned context, and release called once
+// they have all ended: it returns what the batch did not spend.
+func (l *Planner) Reserve(ctx context.Context, n int) (context.Context, func(), error) {
+	if n <= 0 || l.shared.MaxCalls <= 0 {
+		return ctx, func() {}, nil
+	}
+	max := int64(l.Budget()) // may read the shared rate-limit store: outside the lock
+	l.budgetMu.Lock()
+	defer l.budgetMu.Unlock()
+	if committed := l.firsts.Load() + l.reserved.Load(); committed+int64(n) > max {
+		return ctx, func() {}, &TooExpensiveError{Budget: int(max), Spent: int(committed), Planned: n}
+	}
+	l.reserved.Add(int64(n))
+	r := &reservation{left: int64(n)}
+	release := func() {
+		l.budgetMu.Lock()
+		defer l.budgetMu.Unlock()
+		l.reserved.Add(-r.left)
+		r.left = 0
+	}
+	return context.WithValue(ctx, reservationKey{}, r), release, nil
 }
 
 // gate lets a request through unless the key is known to be out of quota
 // (the upstream would answer 429 and count nothing useful) or a first
 // attempt would pass the operation's budget: the hard cap behind
-// Affordable. Retries are counted as calls but do not spend the budget.
-func (l *Planner) gate(method, path string, attempt int) error {
+// Affordable and Reserve. A first attempt sent with a reservation spends
+// it; any other may not take what reservations hold. Retries are counted
+// as calls but do not spend the budget.
+func (l *Planner) gate(ctx context.Context, method, path string, attempt int) error {
 	// The operation's reading: the shared one, read once per operation,
 	// and what its own calls answered since.
 	if rl := l.RateLimit(); rl != nil {
@@ -102,15 +139,16 @@ func (l *Planner) gate(method, path string, attempt int) error {
 		l.sends.Add(1)
 		return nil
 	}
-	max := int64(l.Budget())
-	for {
-		n := l.firsts.Load()
-		if max > 0 && n >= max {
-			return &TooExpensiveError{Budget: int(max), Spent: int(n), Planned: 1}
-		}
-		if l.firsts.CompareAndSwap(n, n+1) {
-			l.sends.Add(1)
-			return nil
-		}
+	max := int64(l.Budget()) // may read the shared rate-limit store: outside the lock
+	l.budgetMu.Lock()
+	defer l.budgetMu.Unlock()
+	if r, _ := ctx.Value(reservationKey{}).(*reservation); r != nil && r.left > 0 {
+		r.left--
+		l.reserved.Add(-1)
+	} else if committed := l.firsts.Load() + l.reserved.Load(); max > 0 && committed >= max {
+		return &TooExpensiveError{Budget: int(max), Spent: int(committed), Planned: 1}
 	}
+	l.firsts.Add(1)
+	l.sends.Add(1)
+	return nil
 }

@@ -204,10 +204,12 @@ func (l *Planner) answerViaFamily(ctx context.Context, p *childPlan) error {
 // answerPerParent sends one filtered list per parent left, in parallel,
 // only if all of them fit the budget.
 func (l *Planner) answerPerParent(ctx context.Context, p *childPlan) {
-	if err := l.Affordable(len(p.pending)); err != nil {
+	ctx, release, err := l.Reserve(ctx, len(p.pending))
+	if err != nil {
 		p.refuseAll(err)
 		return
 	}
+	defer release()
 	var wg sync.WaitGroup
 	for _, i := range p.pending {
 		wg.Go(func() { p.out[i], p.errs[i] = l.childrenOf(ctx, p.keys[i].ID) })

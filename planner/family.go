@@ -98,9 +98,11 @@ func (l *Planner) readFamilyPages(ctx context.Context, class string) ([]*restcli
 	if total <= len(first.Categories) {
 		return pointers(first.Categories), nil
 	}
-	if err := l.Affordable(FamilyPages(total) - 1); err != nil {
+	ctx, release, err := l.Reserve(ctx, FamilyPages(total)-1)
+	if err != nil {
 		return nil, err
 	}
+	defer release()
 	f := CategoryFilter{Classification: class}
 	// A window of the whole list: Load fetches pages 2.. in parallel (page
 	// 1 is memoized) and places items by the reported page.

@@ -63,8 +63,10 @@ func (l *Planner) Node(ctx context.Context, id string, chat ChatWant, categoryPr
 //
 // Before any lookup, the category root fields of the operation
 // (req.CategoryProducers) are waited for: their answers may hold the ids
-// at no call. The lookups are sent only when the budget affords them all
-// (a *TooExpensiveError for each id otherwise). An id no lookup finds is a
+// at no call. The lookups are sent only when the budget can reserve them
+// all (a *TooExpensiveError for each id otherwise, at no call), so that
+// aliased node fields beside each other are each answered whole or
+// refused whole. An id no lookup finds is a
 // *NotFoundError of kind "node"; any other failure (401, 429, 5xx) is
 // reported as itself, never as "not found".
 func (l *Planner) Nodes(ctx context.Context, req NodeRequest) ([]Object, []error) {
@@ -84,7 +86,8 @@ func (l *Planner) Nodes(ctx context.Context, req NodeRequest) ([]Object, []error
 		}
 	}
 	p := l.probesFor(ids, kinds, objs)
-	if err := l.Affordable(p.calls(l)); err != nil {
+	ctx, release, err := l.Reserve(ctx, p.calls(l))
+	if err != nil {
 		for i := range ids {
 			if objs[i] == (Object{}) {
 				errs[i] = err
@@ -92,6 +95,7 @@ func (l *Planner) Nodes(ctx context.Context, req NodeRequest) ([]Object, []error
 		}
 		return objs, errs
 	}
+	defer release()
 	if len(p.categories) >= 2 {
 		// Planned together, at once; a single id waits batchWait for
 		// the company of other root fields instead.

@@ -39,7 +39,7 @@ func OperationCalls(ctx context.Context) int {
 // countingGate is the gate (see gate) that also counts each request it
 // lets through for the operation whose context sent it.
 func (l *Planner) countingGate(ctx context.Context, method, path string, attempt int) error {
-	if err := l.gate(method, path, attempt); err != nil {
+	if err := l.gate(ctx, method, path, attempt); err != nil {
 		return err
 	}
 	if n, ok := ctx.Value(operationCallsKey{}).(*atomic.Int64); ok {

@@ -122,6 +122,11 @@ type Planner struct {
 	memo    *memo
 	sends   atomic.Int64 // requests let through the gate: the calls made
 	firsts  atomic.Int64 // first attempts among them: what the budget counts
+	// reserved is the budget set aside by reservations and not yet spent
+	// (Reserve). budgetMu orders the changes of firsts and reserved, so
+	// that together they never pass the budget.
+	reserved atomic.Int64
+	budgetMu sync.Mutex
 	// refusedOutOfQuota is set once the gate refused a request because the
 	// key is known to be out of quota.
 	refusedOutOfQuota atomic.Bool

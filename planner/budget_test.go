@@ -1,0 +1,55 @@
+package planner_test
+
+import (
+	"errors"
+	"testing"
+
+	"suregql/planner"
+	"suregql/restclient"
+	"suregql/restclienttest"
+)
+
+// A reservation holds its calls against everything else that spends the
+// budget: calls outside it are refused once only reserved calls are left,
+// the reservation's own calls go through, and what it did not spend is
+// free again once released. A reservation the budget cannot hold is
+// refused at no call.
+func TestReserve_HoldsItsCallsAgainstOthers(t *testing.T) {
+	u := newUpstream(t)
+	client, err := restclient.New(u.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := planner.New(&planner.Shared{Upstream: client, MaxCalls: 4}, restclienttest.DemoKey)
+	ctx := planner.WithPlanner(t.Context(), l)
+	var tooExpensive *planner.TooExpensiveError
+
+	if _, err := l.Client().ListChats(ctx, 1); err != nil { // 1 of 4 spent
+		t.Fatal(err)
+	}
+	batch, release, err := l.Reserve(ctx, 3) // the 3 left
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := l.Reserve(ctx, 1); !errors.As(err, &tooExpensive) {
+		t.Errorf("a second reservation: %v, want TooExpensiveError", err)
+	}
+	if _, err := l.Client().ListChats(ctx, 2); !errors.As(err, &tooExpensive) {
+		t.Errorf("a call outside the reservation: %v, want TooExpensiveError", err)
+	}
+	for page := 3; page <= 4; page++ { // 2 of the 3 reserved
+		if _, err := l.Client().ListChats(batch, page); err != nil {
+			t.Errorf("reserved call %d: %v", page, err)
+		}
+	}
+	release()
+	if _, err := l.Client().ListChats(ctx, 5); err != nil { // the one left unspent
+		t.Errorf("after release: %v", err)
+	}
+	if _, err := l.Client().ListChats(ctx, 6); !errors.As(err, &tooExpensive) {
+		t.Errorf("past the budget: %v, want TooExpensiveError", err)
+	}
+	if got := u.fake.Calls(); got != 4 {
+		t.Errorf("upstream calls = %d, want 4", got)
+	}
+}
