@@ -1,6 +1,7 @@
 package paging_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -344,11 +345,11 @@ func TestLoad_CursorThatCannotBePlaced(t *testing.T) {
 		errBudget := errors.New("over budget")
 		rounds := 0
 		src := l.source(ascending)
-		src.Afford = func(n int) error {
+		src.Reserve = func(ctx context.Context, _ int) (context.Context, func(), error) {
 			if rounds++; rounds > 1 {
-				return errBudget
+				return ctx, nil, errBudget
 			}
-			return nil
+			return ctx, func() {}, nil
 		}
 		_, err := paging.Load(t.Context(), mustParse(t, anchorList, paging.Args{First: new(20), After: &after}, 20), src)
 		if !errors.Is(err, errBudget) {

@@ -46,10 +46,11 @@ type Source[T any] struct {
 	MaxPerPage int
 	// Fetch reads one page; perPage is 0 for fixed-size lists.
 	Fetch func(ctx context.Context, page, perPage int) (Page[T], error)
-	// Afford, when set, is asked before each round of requests with their
-	// number; an error stops Load before any of that round is sent (the
-	// caller's call budget).
-	Afford func(n int) error
+	// Reserve, when set, sets each round of requests aside in the caller's
+	// call budget before any is sent, so that a round is sent whole or not
+	// at all: an error stops Load there. The round's requests are sent with
+	// the context it returns, and release is called once they have ended.
+	Reserve func(ctx context.Context, n int) (ctx2 context.Context, release func(), err error)
 	// Order, when set, identifies the list's items and tells its order:
 	// cursors then name their item, and Load finds a cursor's window from
 	// its item when the list changed since the cursor was made.
@@ -279,31 +280,25 @@ func (st *loadState[T]) missing(w Window) (start, end int, ok bool) {
 }
 
 // fetch sends reqs in parallel and records their items by the position the
-// server reported.
+// server reported. A single request is sent from the caller's goroutine:
+// most windows need one page, and a goroutine of its own would cost its
+// start and the growth of its stack for nothing.
 func (st *loadState[T]) fetch(ctx context.Context, reqs []pageRequest) error {
-	if st.src.Afford != nil {
-		if err := st.src.Afford(len(reqs)); err != nil {
+	if st.src.Reserve != nil {
+		rctx, release, err := st.src.Reserve(ctx, len(reqs))
+		if err != nil {
 			return err
 		}
+		defer release()
+		ctx = rctx
+	}
+	if len(reqs) == 1 {
+		return st.fetchOne(ctx, reqs[0])
 	}
 	errs := make([]error, len(reqs))
 	var wg sync.WaitGroup
 	for i, pr := range reqs {
-		wg.Go(func() {
-			defer func() {
-				// A panic here would end the process: gqlgen recovers only
-				// on the resolver's own goroutine.
-				if v := recover(); v != nil {
-					errs[i] = fmt.Errorf("paging: fetch page %d panicked: %v", pr.page, v)
-				}
-			}()
-			pg, err := st.src.Fetch(ctx, pr.page, pr.perPage)
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			st.record(pr, pg)
-		})
+		wg.Go(func() { errs[i] = st.fetchOne(ctx, pr) })
 	}
 	wg.Wait()
 	for _, err := range errs {
@@ -311,6 +306,23 @@ func (st *loadState[T]) fetch(ctx context.Context, reqs []pageRequest) error {
 			return err
 		}
 	}
+	return nil
+}
+
+// fetchOne sends one request and records its items.
+func (st *loadState[T]) fetchOne(ctx context.Context, pr pageRequest) (err error) {
+	defer func() {
+		// On a goroutine of fetch's, a panic would end the process: gqlgen
+		// recovers only on the resolver's own goroutine.
+		if v := recover(); v != nil {
+			err = fmt.Errorf("paging: fetch page %d panicked: %v", pr.page, v)
+		}
+	}()
+	pg, err := st.src.Fetch(ctx, pr.page, pr.perPage)
+	if err != nil {
+		return err
+	}
+	st.record(pr, pg)
 	return nil
 }
 

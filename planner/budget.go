@@ -100,6 +100,10 @@ func (l *Planner) Reserve(ctx context.Context, n int) (context.Context, func(), 
 	if n <= 0 || l.shared.MaxCalls <= 0 {
 		return ctx, func() {}, nil
 	}
+	if n == 1 {
+		// One call is whole by itself: the gate sends it or refuses it.
+		return ctx, func() {}, l.Affordable(1)
+	}
 	max := int64(l.Budget()) // may read the shared rate-limit store: outside the lock
 	l.budgetMu.Lock()
 	defer l.budgetMu.Unlock()

@@ -135,7 +135,7 @@ func ParseCategories(f CategoryFilter, args paging.Args) (paging.Request, error)
 func (l *Planner) categorySource(f CategoryFilter) paging.Source[*restclient.Category] {
 	return paging.Source[*restclient.Category]{
 		MaxPerPage: restclient.MaxPerPage,
-		Afford:     l.Affordable,
+		Reserve:    l.Reserve,
 		Order:      categoryOrder,
 		Fetch: func(ctx context.Context, page, perPage int) (paging.Page[*restclient.Category], error) {
 			var p *restclient.CategoryPage
