@@ -606,12 +606,14 @@ func requireAPIKey(refuse refuseFunc) graphql.OperationMiddleware {
 // fields alone need more upstream calls than the budget, or than what the
 // earlier operations of its batch left of it.
 func refuseTooExpensive(refuse refuseFunc, maxCalls int) graphql.OperationMiddleware {
+	var rootCosts querylimit.CostMemo // RootCost depends on the operation alone
 	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 		l := planner.From(ctx)
 		if maxCalls <= 0 || l == nil {
 			return next(ctx)
 		}
-		planned := graph.RootCost(ctx, graphql.GetOperationContext(ctx))
+		oc := graphql.GetOperationContext(ctx)
+		planned := rootCosts.Of(oc, func() int { return graph.RootCost(ctx, oc) })
 		var tooExpensive *planner.TooExpensiveError
 		if !errors.As(l.Affordable(planned), &tooExpensive) {
 			return next(ctx)

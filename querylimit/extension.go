@@ -126,20 +126,54 @@ func (e *Extension) MutateOperationParameters(ctx context.Context, params *graph
 // gqlgen computes complexity after validation and walks every fragment
 // spread again; Extension's field limits have bounded that walk.
 type ComplexityLimit struct {
-	Max int
-	es  graphql.ExecutableSchema
+	Max   int
+	es    graphql.ExecutableSchema
+	known CostMemo // of operations without variables
+}
 
-	// known holds the complexity of operations without variables, by a
-	// hash of their query and operation name (never the document itself,
-	// which would outlive the parsed-query cache's bound). Bounded: emptied
-	// when full.
-	mu    sync.Mutex
+// CostMemo remembers a cost computed from an operation alone, for
+// operations without variables (whose cost is then that of their
+// document), by a seeded hash of their query and operation name: never the
+// document itself, which would outlive the parsed-query cache's bound.
+// Bounded: emptied when full. The zero value is ready to use.
+type CostMemo struct {
+	once  sync.Once
 	seed  maphash.Seed
+	mu    sync.Mutex
 	known map[uint64]int
 }
 
-// maxKnownComplexities bounds ComplexityLimit.known.
-const maxKnownComplexities = 4096
+// maxKnownCosts bounds a CostMemo.
+const maxKnownCosts = 4096
+
+// Of returns compute's cost of the operation, computed once per operation
+// without variables.
+func (m *CostMemo) Of(opCtx *graphql.OperationContext, compute func() int) int {
+	if len(opCtx.Operation.VariableDefinitions) > 0 {
+		return compute()
+	}
+	m.once.Do(func() { m.seed = maphash.MakeSeed() })
+	var h maphash.Hash
+	h.SetSeed(m.seed)
+	_, _ = h.WriteString(opCtx.RawQuery)
+	_ = h.WriteByte(0)
+	_, _ = h.WriteString(opCtx.OperationName)
+	key := h.Sum64()
+	m.mu.Lock()
+	cost, ok := m.known[key]
+	m.mu.Unlock()
+	if ok {
+		return cost
+	}
+	cost = compute()
+	m.mu.Lock()
+	if m.known == nil || len(m.known) >= maxKnownCosts {
+		m.known = make(map[uint64]int)
+	}
+	m.known[key] = cost
+	m.mu.Unlock()
+	return cost
+}
 
 var _ interface {
 	graphql.HandlerExtension
@@ -155,7 +189,6 @@ func (c *ComplexityLimit) Validate(es graphql.ExecutableSchema) error {
 		return errors.New("querylimit: ComplexityLimit.Max must be positive")
 	}
 	c.es = es
-	c.seed = maphash.MakeSeed()
 	return nil
 }
 
@@ -172,30 +205,7 @@ func (c *ComplexityLimit) MutateOperationContext(ctx context.Context, opCtx *gra
 // complexity computes the operation's complexity, once per operation
 // without variables.
 func (c *ComplexityLimit) complexity(ctx context.Context, opCtx *graphql.OperationContext) int {
-	op := opCtx.Operation
-	if len(op.VariableDefinitions) > 0 {
-		return complexity.Calculate(ctx, c.es, op, opCtx.Variables)
-	}
-	var h maphash.Hash
-	h.SetSeed(c.seed)
-	_, _ = h.WriteString(opCtx.RawQuery)
-	_ = h.WriteByte(0)
-	_, _ = h.WriteString(opCtx.OperationName)
-	key := h.Sum64()
-	c.mu.Lock()
-	cost, ok := c.known[key]
-	c.mu.Unlock()
-	if ok {
-		return cost
-	}
-	cost = complexity.Calculate(ctx, c.es, op, opCtx.Variables)
-	c.mu.Lock()
-	if c.known == nil || len(c.known) >= maxKnownComplexities {
-		c.known = make(map[uint64]int)
-	}
-	c.known[key] = cost
-	c.mu.Unlock()
-	return cost
+	return c.known.Of(opCtx, func() int { return complexity.Calculate(ctx, c.es, opCtx.Operation, opCtx.Variables) })
 }
 
 // LimitResponse replaces an answer whose data is longer than maxBytes with
