@@ -83,3 +83,30 @@ func keys(t *testing.T, b []byte) string {
 	}
 	return out
 }
+
+// The facade's own extensions are written as encoding/json writes them,
+// whatever the request id holds; anything else goes to encoding/json.
+func TestAppendExtensions_IsEncodingJSON(t *testing.T) {
+	rl := &rateLimitReport{Limit: 100, Remaining: 42, ResetAt: "2026-11-24T01:00:00Z"}
+	for _, ext := range []map[string]any{
+		{"upstream": upstreamReport{Calls: 3}},
+		{"upstream": upstreamReport{Calls: 0, RateLimit: rl}, "requestId": "0b6f2c"},
+		{"requestId": "<a>"},
+		{"requestId": "a&b"},
+		{"requestId": `"q"`},
+		{"requestId": "é\n\x01\\"},
+		{"requestId": "r", "other": map[string]any{"b": 1, "a": []int{2}}, "upstream": upstreamReport{Calls: 1}},
+	} {
+		want, err := json.Marshal(ext)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := appendExtensions([]byte("x"), ext)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != "x"+string(want) {
+			t.Errorf("appendExtensions(%v) = %s, want x%s", ext, got, want)
+		}
+	}
+}

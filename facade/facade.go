@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -683,4 +684,16 @@ type rateLimitReport struct {
 	Limit     int    `json:"limit"`
 	Remaining int    `json:"remaining"`
 	ResetAt   string `json:"resetAt"`
+}
+
+// appendJSON appends r as encoding/json encodes it
+// (TestAppendExtensions_IsEncodingJSON).
+func (r upstreamReport) appendJSON(buf []byte) []byte {
+	buf = strconv.AppendInt(append(buf, `{"calls":`...), int64(r.Calls), 10)
+	if rl := r.RateLimit; rl != nil {
+		buf = strconv.AppendInt(append(buf, `,"rateLimit":{"limit":`...), int64(rl.Limit), 10)
+		buf = strconv.AppendInt(append(buf, `,"remaining":`...), int64(rl.Remaining), 10)
+		buf = append(appendJSONString(append(buf, `,"resetAt":`...), rl.ResetAt), '}')
+	}
+	return append(buf, '}')
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"mime"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -188,12 +189,54 @@ func appendAnswer(buf []byte, resp *graphql.Response, withData bool) ([]byte, er
 		}
 	}
 	if len(resp.Extensions) > 0 {
-		b, err := json.Marshal(resp.Extensions)
-		if err != nil {
+		sep()
+		var err error
+		if buf, err = appendExtensions(append(buf, `"extensions":`...), resp.Extensions); err != nil {
 			return buf, err
 		}
-		sep()
-		buf = append(append(buf, `"extensions":`...), b...)
 	}
 	return append(buf, '}'), nil
+}
+
+// appendExtensions appends ext as encoding/json would (keys sorted), and
+// writes the facade's own members (extensions.upstream, the request id)
+// without reflection; a map holding anything else goes to encoding/json.
+func appendExtensions(buf []byte, ext map[string]any) ([]byte, error) {
+	keys := make([]string, 0, len(ext))
+	for k, v := range ext {
+		switch v.(type) {
+		case string, upstreamReport:
+		default:
+			b, err := json.Marshal(ext)
+			return append(buf, b...), err
+		}
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	buf = append(buf, '{')
+	for i, k := range keys {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(appendJSONString(buf, k), ':')
+		switch v := ext[k].(type) {
+		case string:
+			buf = appendJSONString(buf, v)
+		case upstreamReport:
+			buf = v.appendJSON(buf)
+		}
+	}
+	return append(buf, '}'), nil
+}
+
+// appendJSONString appends s as a JSON string, escaped as encoding/json
+// escapes it (<, > and & included).
+func appendJSONString(buf []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			b, _ := json.Marshal(s) // cannot fail for a string
+			return append(buf, b...)
+		}
+	}
+	return append(append(append(buf, '"'), s...), '"')
 }
