@@ -37,8 +37,8 @@ type batcher[K comparable, V any] struct {
 	plan func(context.Context, []K) ([]V, []error)
 
 	mu        sync.Mutex
-	announced []K // announced, not planned yet, in order
-	groupOf   map[K]*group[K, V]
+	announced []K                // announced, not planned yet, in order
+	groupOf   map[K]*group[K, V] // made on first claim: most operations plan nothing here
 	runs      flight.Once[*group[K, V], struct{}]
 	late      *dataloadgen.Loader[K, V] // made on first use
 }
@@ -51,7 +51,7 @@ type group[K comparable, V any] struct {
 }
 
 func newBatcher[K comparable, V any](plan func(context.Context, []K) ([]V, []error)) *batcher[K, V] {
-	return &batcher[K, V]{plan: plan, groupOf: map[K]*group[K, V]{}}
+	return &batcher[K, V]{plan: plan}
 }
 
 // Expect announces keys the operation is about to ask for.
@@ -124,6 +124,9 @@ func (b *batcher[K, V]) answer(ctx context.Context, g *group[K, V], k K) (V, err
 // held.
 func (b *batcher[K, V]) claim(keys []K) *group[K, V] {
 	g := &group[K, V]{}
+	if b.groupOf == nil {
+		b.groupOf = map[K]*group[K, V]{}
+	}
 	for _, k := range append(slices.Clip(keys), b.announced...) {
 		if b.groupOf[k] == nil {
 			b.groupOf[k] = g

@@ -161,7 +161,7 @@ func New(shared *Shared, apiKey string) *Planner {
 	// Memo first (nothing twice per operation), then the shared cache, then
 	// coalescing with other requests in flight, then the network.
 	l.memo = newMemo(restcache.For(l.apiKey, cache, coalescer))
-	l.client = shared.Upstream.WithAPIKey(apiKey).WithObserver(l.observe).WithGate(l.countingGate).WithFetcher(l.memo)
+	l.client = shared.Upstream.For(restclient.Caller{APIKey: apiKey, Observer: l.observe, Gate: l.countingGate, Fetcher: l.memo})
 	l.byID = newBatcher(l.lookUp)
 	l.kids = newBatcher(l.planParents)
 	l.families.RetryErrors = true

@@ -257,6 +257,33 @@ func (c *Client) WithAPIKey(apiKey string) *Client {
 	return &cp
 }
 
+// Caller is what binds a client to one caller's request: its key and the
+// request's observer, gate and fetcher (each as With* sets it; nil leaves
+// the client's).
+type Caller struct {
+	APIKey   string
+	Observer Observer
+	Gate     Gate
+	Fetcher  Fetcher
+}
+
+// For returns a copy of c bound to the caller: one copy where the With*
+// methods in a row would make four, for every request.
+func (c *Client) For(caller Caller) *Client {
+	cp := *c
+	cp.apiKey = caller.APIKey
+	if caller.Observer != nil {
+		cp.observer = caller.Observer
+	}
+	if caller.Gate != nil {
+		cp.gate = caller.Gate
+	}
+	if caller.Fetcher != nil {
+		cp.fetcher = caller.Fetcher
+	}
+	return &cp
+}
+
 // WithObserver returns a copy of c that reports every request to obs.
 func (c *Client) WithObserver(obs Observer) *Client {
 	cp := *c

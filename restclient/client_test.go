@@ -777,3 +777,27 @@ type fetcherFunc func(context.Context, RequestKey, func(context.Context) (*Respo
 func (f fetcherFunc) Fetch(ctx context.Context, key RequestKey, fetch func(context.Context) (*Response, error)) (*Response, error) {
 	return f(ctx, key, fetch)
 }
+
+// For binds a copy to one caller in one step, as the With* methods would:
+// the key is sent, and the original client is left as it was.
+func TestClient_For(t *testing.T) {
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = append(got, r.Header.Get("X-Api-Key"))
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"chats":[],"pagination":{"page":1,"per_page":20,"total_count":0,"total_pages":0}}`))
+	}))
+	defer srv.Close()
+	base, err := New(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gated := 0
+	c := base.For(Caller{APIKey: "k1", Gate: func(context.Context, string, string, int) error { gated++; return nil }})
+	if _, err := c.ListChats(t.Context(), 1); err != nil {
+		t.Fatal(err)
+	}
+	if c.APIKey() != "k1" || base.APIKey() != "" || gated != 1 || len(got) != 1 || got[0] != "k1" {
+		t.Errorf("bound key %q, base key %q, gate asked %d times, upstream saw %v; want k1, none, 1, [k1]", c.APIKey(), base.APIKey(), gated, got)
+	}
+}
