@@ -1,9 +1,12 @@
 // Command loadbench drives the production facade under concurrent load, over
 // real HTTP on loopback, against the fake Sure upstream (restclienttest)
-// answering after a fixed latency. For six workloads it prints one Markdown
-// row: upstream calls per operation, requests per second, p50 and p99
-// latency, with one API key and with many keys, and the p50 of one client
-// alone at a higher upstream latency.
+// answering after a fixed latency. The facade is the server binary, built
+// from this module and run as a process of its own (-ours process), or
+// facade.New in this process (-ours in-process). For six workloads it
+// prints one Markdown row: upstream calls per operation, requests per
+// second, p50 and p99 latency and the server process's CPU time per answer,
+// with one API key and with many keys, and the p50 of one client alone at a
+// higher upstream latency.
 //
 //	go run ./cmd/loadbench > /tmp/load.md
 //
