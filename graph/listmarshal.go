@@ -18,7 +18,11 @@ import (
 // elements must reach the loaders together to be batched into one
 // upstream call. Otherwise every field is a plain read of the model, and
 // the elements are marshalled in order on this goroutine, which saves a
-// goroutine, its stack growth and its scheduling per element.
+// goroutine, its stack growth and its scheduling per element. They then
+// share one element field context, its index moved along: an element is
+// done with it when its marshal returns (nothing of it runs later, and an
+// error takes its path when it is added), so one context serves them all
+// where gqlgen makes one per element.
 //
 //nolint:unparam // workerLimit and omitPanicHandler are gqlgen.yml's, passed by the generated code
 func marshalList(ctx context.Context, sel ast.SelectionSet, n int, workerLimit int64, omitPanicHandler bool,
@@ -29,8 +33,11 @@ func marshalList(ctx context.Context, sel ast.SelectionSet, n int, workerLimit i
 	}
 	ret := make(graphql.Array, n)
 	failed := false
+	index := 0
+	elem := &graphql.FieldContext{Index: &index}
+	elemCtx := graphql.WithFieldContext(ctx, elem)
 	for i := range n {
-		elemCtx := graphql.WithFieldContext(ctx, &graphql.FieldContext{Index: &i})
+		index, elem.Result = i, nil
 		if omitPanicHandler {
 			ret[i] = marshal(elemCtx, i)
 			continue

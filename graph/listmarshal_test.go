@@ -94,6 +94,17 @@ func TestMarshalList_InOrderKeepsPathsAndPanics(t *testing.T) {
 			t.Errorf("got %s (errors %q), want %s and none", got, errs, want)
 		}
 	})
+	t.Run("errors of several elements keep their own paths", func(t *testing.T) {
+		_, errs := marshalIn(t, plain, list, 3, func(ctx context.Context, i int) graphql.Marshaler {
+			if i > 0 {
+				graphql.AddErrorf(ctx, "element %d failed", i)
+			}
+			return graphql.MarshalInt(i)
+		})
+		if want := []string{"nodes[1]: element 1 failed", "nodes[2]: element 2 failed"}; strings.Join(errs, "|") != strings.Join(want, "|") {
+			t.Errorf("errors %q, want %q", errs, want)
+		}
+	})
 	t.Run("a panic nulls the list with an error at the element", func(t *testing.T) {
 		got, errs := marshalIn(t, plain, list, 3, func(_ context.Context, i int) graphql.Marshaler {
 			if i == 1 {
