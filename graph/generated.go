@@ -5645,6 +5645,9 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 var categoryImplementors = []string{"Category", "Node"}
 
 func (ec *executionContext) _Category(ctx context.Context, sel ast.SelectionSet, obj *model.Category) graphql.Marshaler {
+	if m, ok := ec.plainCategory(ctx, sel, obj); ok {
+		return m // plain fields only (graph/gen)
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, categoryImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -5794,6 +5797,9 @@ func (ec *executionContext) _Category(ctx context.Context, sel ast.SelectionSet,
 var categoryConnectionImplementors = []string{"CategoryConnection"}
 
 func (ec *executionContext) _CategoryConnection(ctx context.Context, sel ast.SelectionSet, obj *model.CategoryConnection) graphql.Marshaler {
+	if m, ok := ec.plainCategoryConnection(ctx, sel, obj); ok {
+		return m // plain fields only (graph/gen)
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, categoryConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -5847,6 +5853,9 @@ func (ec *executionContext) _CategoryConnection(ctx context.Context, sel ast.Sel
 var categoryEdgeImplementors = []string{"CategoryEdge"}
 
 func (ec *executionContext) _CategoryEdge(ctx context.Context, sel ast.SelectionSet, obj *model.CategoryEdge) graphql.Marshaler {
+	if m, ok := ec.plainCategoryEdge(ctx, sel, obj); ok {
+		return m // plain fields only (graph/gen)
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, categoryEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -5890,6 +5899,9 @@ func (ec *executionContext) _CategoryEdge(ctx context.Context, sel ast.Selection
 var chatImplementors = []string{"Chat", "Node"}
 
 func (ec *executionContext) _Chat(ctx context.Context, sel ast.SelectionSet, obj *model.Chat) graphql.Marshaler {
+	if m, ok := ec.plainChat(ctx, sel, obj); ok {
+		return m // plain fields only (graph/gen)
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, chatImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -6029,6 +6041,9 @@ func (ec *executionContext) _Chat(ctx context.Context, sel ast.SelectionSet, obj
 var chatConnectionImplementors = []string{"ChatConnection"}
 
 func (ec *executionContext) _ChatConnection(ctx context.Context, sel ast.SelectionSet, obj *model.ChatConnection) graphql.Marshaler {
+	if m, ok := ec.plainChatConnection(ctx, sel, obj); ok {
+		return m // plain fields only (graph/gen)
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, chatConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -6082,6 +6097,9 @@ func (ec *executionContext) _ChatConnection(ctx context.Context, sel ast.Selecti
 var chatEdgeImplementors = []string{"ChatEdge"}
 
 func (ec *executionContext) _ChatEdge(ctx context.Context, sel ast.SelectionSet, obj *model.ChatEdge) graphql.Marshaler {
+	if m, ok := ec.plainChatEdge(ctx, sel, obj); ok {
+		return m // plain fields only (graph/gen)
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, chatEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -6125,6 +6143,9 @@ func (ec *executionContext) _ChatEdge(ctx context.Context, sel ast.SelectionSet,
 var createChatPayloadImplementors = []string{"CreateChatPayload"}
 
 func (ec *executionContext) _CreateChatPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreateChatPayload) graphql.Marshaler {
+	if m, ok := ec.plainCreateChatPayload(ctx, sel, obj); ok {
+		return m // plain fields only (graph/gen)
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, createChatPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -6178,6 +6199,9 @@ func (ec *executionContext) _CreateChatPayload(ctx context.Context, sel ast.Sele
 var importImplementors = []string{"Import", "Node"}
 
 func (ec *executionContext) _Import(ctx context.Context, sel ast.SelectionSet, obj *model.Import) graphql.Marshaler {
+	if m, ok := ec.plainImport(ctx, sel, obj); ok {
+		return m // plain fields only (graph/gen)
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, importImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -6339,6 +6363,9 @@ func (ec *executionContext) _ImportConfiguration(ctx context.Context, sel ast.Se
 var importStatsImplementors = []string{"ImportStats"}
 
 func (ec *executionContext) _ImportStats(ctx context.Context, sel ast.SelectionSet, obj *model.ImportStats) graphql.Marshaler {
+	if m, ok := ec.plainImportStats(ctx, sel, obj); ok {
+		return m // plain fields only (graph/gen)
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, importStatsImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -6382,6 +6409,9 @@ func (ec *executionContext) _ImportStats(ctx context.Context, sel ast.SelectionS
 var messageImplementors = []string{"Message"}
 
 func (ec *executionContext) _Message(ctx context.Context, sel ast.SelectionSet, obj *model.Message) graphql.Marshaler {
+	if m, ok := ec.plainMessage(ctx, sel, obj); ok {
+		return m // plain fields only (graph/gen)
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, messageImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -6455,6 +6485,9 @@ func (ec *executionContext) _Message(ctx context.Context, sel ast.SelectionSet, 
 var messageConnectionImplementors = []string{"MessageConnection"}
 
 func (ec *executionContext) _MessageConnection(ctx context.Context, sel ast.SelectionSet, obj *model.MessageConnection) graphql.Marshaler {
+	if m, ok := ec.plainMessageConnection(ctx, sel, obj); ok {
+		return m // plain fields only (graph/gen)
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, messageConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -6508,6 +6541,9 @@ func (ec *executionContext) _MessageConnection(ctx context.Context, sel ast.Sele
 var messageEdgeImplementors = []string{"MessageEdge"}
 
 func (ec *executionContext) _MessageEdge(ctx context.Context, sel ast.SelectionSet, obj *model.MessageEdge) graphql.Marshaler {
+	if m, ok := ec.plainMessageEdge(ctx, sel, obj); ok {
+		return m // plain fields only (graph/gen)
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, messageEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -6606,6 +6642,9 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 var pageInfoImplementors = []string{"PageInfo"}
 
 func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet, obj *model.PageInfo) graphql.Marshaler {
+	if m, ok := ec.plainPageInfo(ctx, sel, obj); ok {
+		return m // plain fields only (graph/gen)
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, pageInfoImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -6890,6 +6929,9 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 var rateLimitImplementors = []string{"RateLimit"}
 
 func (ec *executionContext) _RateLimit(ctx context.Context, sel ast.SelectionSet, obj *model.RateLimit) graphql.Marshaler {
+	if m, ok := ec.plainRateLimit(ctx, sel, obj); ok {
+		return m // plain fields only (graph/gen)
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, rateLimitImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -6943,6 +6985,9 @@ func (ec *executionContext) _RateLimit(ctx context.Context, sel ast.SelectionSet
 var toolCallImplementors = []string{"ToolCall"}
 
 func (ec *executionContext) _ToolCall(ctx context.Context, sel ast.SelectionSet, obj *model.ToolCall) graphql.Marshaler {
+	if m, ok := ec.plainToolCall(ctx, sel, obj); ok {
+		return m // plain fields only (graph/gen)
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, toolCallImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -7001,6 +7046,9 @@ func (ec *executionContext) _ToolCall(ctx context.Context, sel ast.SelectionSet,
 var updateChatPayloadImplementors = []string{"UpdateChatPayload"}
 
 func (ec *executionContext) _UpdateChatPayload(ctx context.Context, sel ast.SelectionSet, obj *model.UpdateChatPayload) graphql.Marshaler {
+	if m, ok := ec.plainUpdateChatPayload(ctx, sel, obj); ok {
+		return m // plain fields only (graph/gen)
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, updateChatPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -7054,6 +7102,9 @@ func (ec *executionContext) _UpdateChatPayload(ctx context.Context, sel ast.Sele
 var userErrorImplementors = []string{"UserError"}
 
 func (ec *executionContext) _UserError(ctx context.Context, sel ast.SelectionSet, obj *model.UserError) graphql.Marshaler {
+	if m, ok := ec.plainUserError(ctx, sel, obj); ok {
+		return m // plain fields only (graph/gen)
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, userErrorImplementors)
 
 	out := graphql.NewFieldSet(fields)
