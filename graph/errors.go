@@ -107,9 +107,13 @@ func present(err error) (string, map[string]any) {
 	case errors.As(err, &unknown):
 		return unknown.Error(), map[string]any{"code": CodeUpstreamOutcomeUnknown, "checked": unknown.Checked}
 	case errors.As(err, &tooMuch):
-		return tooMuch.Error(), map[string]any{
+		ext := map[string]any{
 			"code": CodeQueryTooExpensive, "budget": tooMuch.Budget, "planned": tooMuch.Planned, "spent": tooMuch.Spent,
 		}
+		if tooMuch.Reserved > 0 {
+			ext["reserved"] = tooMuch.Reserved // held for other fields' batches
+		}
+		return tooMuch.Error(), ext
 	case errors.As(err, &nf):
 		return err.Error(), code(CodeNotFound)
 	case errors.Is(err, planner.ErrNoAPIKey), errors.Is(err, planner.ErrBadAPIKey):

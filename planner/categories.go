@@ -80,7 +80,7 @@ func (l *Planner) Categories(ctx context.Context, f CategoryFilter, r paging.Req
 // found larger is remembered (FamilySizes), and its narrowed lists are read
 // as such from then on.
 func (l *Planner) readFamilyPageInstead(ctx context.Context) {
-	if l.snapshot("") != nil || !l.familyLikelySmall() || l.Affordable(1) != nil {
+	if l.snapshot("") != nil || !l.familyLikelySmall() || l.Affordable(ctx, 1) != nil {
 		return
 	}
 	_, _ = l.familyFirstPage(ctx, "") // an error is reported by the list's own read
@@ -181,7 +181,7 @@ func (l *Planner) categorySource(f CategoryFilter) paging.Source[*restclient.Cat
 // still hold the subcategories of the first roots), no probe is sent.
 func (l *Planner) lookAhead(ctx context.Context, class string, r paging.Request) {
 	window := r.Size()
-	if window == 0 || l.snapshot(class) != nil || l.Affordable(1) != nil {
+	if window == 0 || l.snapshot(class) != nil || l.Affordable(ctx, 1) != nil {
 		return
 	}
 	if size, known := l.familySize(class); known && FamilyPages(size)-1 > 1+window && !r.FromStart() {
@@ -192,7 +192,7 @@ func (l *Planner) lookAhead(ctx context.Context, class string, r paging.Request)
 		return
 	}
 	rest := FamilyPages(first.Pagination.TotalCount) - 1
-	if rest > 1+window || l.Affordable(rest) != nil {
+	if rest > 1+window || l.Affordable(ctx, rest) != nil {
 		return
 	}
 	_, _ = l.readFamily(ctx, class)

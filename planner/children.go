@@ -181,7 +181,7 @@ func (l *Planner) answerViaFamily(ctx context.Context, p *childPlan) error {
 	if size, ok := l.familySize(p.class); ok {
 		need = max(need, size) // a planning hint from an earlier operation
 	}
-	if len(p.pending) < 2 || FamilyPages(need) >= len(p.pending) || l.Affordable(1) != nil {
+	if len(p.pending) < 2 || FamilyPages(need) >= len(p.pending) || l.Affordable(ctx, 1) != nil {
 		return nil
 	}
 	first, err := l.familyFirstPage(ctx, p.class)
@@ -190,7 +190,7 @@ func (l *Planner) answerViaFamily(ctx context.Context, p *childPlan) error {
 	}
 	p.answerFromPage(first)
 	rest := FamilyPages(first.Pagination.TotalCount) - 1
-	if p.done() || rest <= 0 || rest >= len(p.pending) || l.Affordable(rest) != nil {
+	if p.done() || rest <= 0 || rest >= len(p.pending) || l.Affordable(ctx, rest) != nil {
 		return nil
 	}
 	all, err := l.readFamily(ctx, p.class)

@@ -98,14 +98,10 @@ func (l *Planner) readFamilyPages(ctx context.Context, class string) ([]*restcli
 	if total <= len(first.Categories) {
 		return pointers(first.Categories), nil
 	}
-	ctx, release, err := l.Reserve(ctx, FamilyPages(total)-1)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
 	f := CategoryFilter{Classification: class}
 	// A window of the whole list: Load fetches pages 2.. in parallel (page
-	// 1 is memoized) and places items by the reported page.
+	// 1 is memoized) and places items by the reported page. Its round is
+	// reserved (categorySource), so the pages are read whole or not at all.
 	res, err := paging.Load(ctx, paging.Range(f.List(), 0, total).WithKnownTotal(total), l.categorySource(f))
 	if err != nil {
 		return nil, err

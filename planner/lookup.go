@@ -71,7 +71,7 @@ func (l *Planner) PrimeCategories(cats []restclient.Category) {
 // *NotFoundError.
 func (l *Planner) Category(ctx context.Context, id string, want Want) (*restclient.Category, error) {
 	c := l.known.get(id)
-	if c == nil && want.Subcategories && l.familyLikelySmall() && l.Affordable(1) == nil {
+	if c == nil && want.Subcategories && l.familyLikelySmall() && l.Affordable(ctx, 1) == nil {
 		first, err := l.familyFirstPage(ctx, "")
 		if err != nil {
 			return nil, err
@@ -150,7 +150,7 @@ func recoverInto(err *error) {
 // the call. When the page holds the whole family, the other ids are not
 // found, without a call each.
 func (l *Planner) fromFamilyFirstPage(ctx context.Context, ids []string, out []*restclient.Category, errs []error) {
-	if !l.familyLikelySmall() || l.Affordable(1) != nil {
+	if !l.familyLikelySmall() || l.Affordable(ctx, 1) != nil {
 		return
 	}
 	first, err := l.familyFirstPage(ctx, "")

@@ -351,7 +351,7 @@ func TestAffordable(t *testing.T) {
 				}
 			}
 			before := up.fake.Calls()
-			err := l.Affordable(tc.n)
+			err := l.Affordable(t.Context(), tc.n)
 			wantCalls(t, up.fake, before, 0)
 			if tc.want == nil {
 				if err != nil {
