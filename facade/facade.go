@@ -607,7 +607,7 @@ func requireAPIKey(refuse refuseFunc) graphql.OperationMiddleware {
 // fields alone need more upstream calls than the budget, or than what the
 // earlier operations of its batch left of it.
 func refuseTooExpensive(refuse refuseFunc, maxCalls int) graphql.OperationMiddleware {
-	var rootCosts querylimit.CostMemo // RootCost depends on the operation alone
+	var rootCosts querylimit.CostMemo // RootCost depends on the operation and its variables alone
 	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 		l := planner.From(ctx)
 		if maxCalls <= 0 || l == nil {

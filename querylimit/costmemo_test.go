@@ -1,6 +1,7 @@
 package querylimit_test
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -9,8 +10,8 @@ import (
 	"suregql/querylimit"
 )
 
-// A cost is computed once per operation without variables (its query and
-// operation name), and every time for an operation with variables.
+// A cost is computed once per operation (its query and operation name) and
+// variables' values.
 func TestCostMemo(t *testing.T) {
 	var m querylimit.CostMemo
 	computed := 0
@@ -32,11 +33,28 @@ func TestCostMemo(t *testing.T) {
 	if got := cost(plain("query A { a } query B { b }", "A"), 7); got != 7 {
 		t.Errorf("another operation of the same document = %d, want 7", got)
 	}
-	withVars := &graphql.OperationContext{RawQuery: "query($n: Int) { a(n: $n) }",
-		Operation: &ast.OperationDefinition{VariableDefinitions: ast.VariableDefinitionList{{Variable: "n"}}}}
-	cost(withVars, 1)
-	cost(withVars, 1)
-	if computed != 5 {
-		t.Errorf("computed %d times, want 5 (3 operations without variables, twice one with)", computed)
+	withVars := func(vars map[string]any) *graphql.OperationContext {
+		return &graphql.OperationContext{RawQuery: "query($n: Int, $f: In) { a(n: $n, f: $f) }", Variables: vars,
+			Operation: &ast.OperationDefinition{VariableDefinitions: ast.VariableDefinitionList{{Variable: "n"}, {Variable: "f"}}}}
+	}
+	filter := func(tags ...any) map[string]any { return map[string]any{"tags": tags, "on": true, "none": nil} }
+	for _, tc := range []struct {
+		vars map[string]any
+		want int // the cost returned
+	}{
+		{map[string]any{"n": json.Number("10"), "f": filter("a", "b")}, 10},
+		{map[string]any{"f": filter("a", "b"), "n": json.Number("10")}, 10}, // the same values
+		{map[string]any{"n": json.Number("11"), "f": filter("a", "b")}, 11},
+		{map[string]any{"n": json.Number("10"), "f": filter("ab")}, 12},
+		{map[string]any{"n": json.Number("10"), "f": filter("a", "b")}, 10}, // remembered
+		{map[string]any{"n": struct{}{}}, 13},                               // not JSON: computed
+		{map[string]any{"n": struct{}{}}, 14},
+	} {
+		if got := cost(withVars(tc.vars), tc.want); got != tc.want {
+			t.Errorf("cost with %v = %d, want %d", tc.vars, got, tc.want)
+		}
+	}
+	if computed != 8 {
+		t.Errorf("computed %d times, want 8 (3 operations without variables, 3 values of variables, twice values not JSON)", computed)
 	}
 }

@@ -2,8 +2,11 @@ package querylimit
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"hash/maphash"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 
@@ -128,14 +131,14 @@ func (e *Extension) MutateOperationParameters(ctx context.Context, params *graph
 type ComplexityLimit struct {
 	Max   int
 	es    graphql.ExecutableSchema
-	known CostMemo // of operations without variables
+	known CostMemo // by operation and variables
 }
 
-// CostMemo remembers a cost computed from an operation alone, for
-// operations without variables (whose cost is then that of their
-// document), by a seeded hash of their query and operation name: never the
-// document itself, which would outlive the parsed-query cache's bound.
-// Bounded: emptied when full. The zero value is ready to use.
+// CostMemo remembers a cost computed from an operation and its variables,
+// by a seeded hash of the query, the operation name and the variables'
+// values: never the document itself, which would outlive the parsed-query
+// cache's bound. Bounded: emptied when full. The zero value is ready to
+// use.
 type CostMemo struct {
 	once  sync.Once
 	seed  maphash.Seed
@@ -143,21 +146,77 @@ type CostMemo struct {
 	known map[uint64]int
 }
 
+// hashJSON writes v, a value as encoding/json decodes it (objects with
+// their keys sorted), to h, each kind tagged so that different values
+// write different bytes; it reports false for anything else.
+func hashJSON(h *maphash.Hash, v any) bool {
+	switch v := v.(type) {
+	case nil:
+		_ = h.WriteByte('n')
+	case bool:
+		if v {
+			_ = h.WriteByte('t')
+		} else {
+			_ = h.WriteByte('f')
+		}
+	case string:
+		_ = h.WriteByte('s')
+		maphash.WriteComparable(h, len(v))
+		_, _ = h.WriteString(v)
+	case json.Number:
+		_ = h.WriteByte('d')
+		maphash.WriteComparable(h, len(v))
+		_, _ = h.WriteString(string(v))
+	case float64:
+		_ = h.WriteByte('F')
+		maphash.WriteComparable(h, v)
+	case int:
+		_ = h.WriteByte('i')
+		maphash.WriteComparable(h, v)
+	case int64:
+		_ = h.WriteByte('I')
+		maphash.WriteComparable(h, v)
+	case []any:
+		_ = h.WriteByte('[')
+		maphash.WriteComparable(h, len(v))
+		for _, e := range v {
+			if !hashJSON(h, e) {
+				return false
+			}
+		}
+	case map[string]any:
+		_ = h.WriteByte('{')
+		maphash.WriteComparable(h, len(v))
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			maphash.WriteComparable(h, len(k))
+			_, _ = h.WriteString(k)
+			if !hashJSON(h, v[k]) {
+				return false
+			}
+		}
+	default:
+		return false
+	}
+	return true
+}
+
 // maxKnownCosts bounds a CostMemo.
 const maxKnownCosts = 4096
 
 // Of returns compute's cost of the operation, computed once per operation
-// without variables.
+// and variables. Variables of a type JSON does not decode to are not
+// remembered: compute runs each time.
 func (m *CostMemo) Of(opCtx *graphql.OperationContext, compute func() int) int {
-	if len(opCtx.Operation.VariableDefinitions) > 0 {
-		return compute()
-	}
 	m.once.Do(func() { m.seed = maphash.MakeSeed() })
 	var h maphash.Hash
 	h.SetSeed(m.seed)
 	_, _ = h.WriteString(opCtx.RawQuery)
 	_ = h.WriteByte(0)
 	_, _ = h.WriteString(opCtx.OperationName)
+	_ = h.WriteByte(0)
+	if len(opCtx.Operation.VariableDefinitions) > 0 && !hashJSON(&h, opCtx.Variables) {
+		return compute()
+	}
 	key := h.Sum64()
 	m.mu.Lock()
 	cost, ok := m.known[key]
@@ -203,7 +262,7 @@ func (c *ComplexityLimit) MutateOperationContext(ctx context.Context, opCtx *gra
 }
 
 // complexity computes the operation's complexity, once per operation
-// without variables.
+// and variables.
 func (c *ComplexityLimit) complexity(ctx context.Context, opCtx *graphql.OperationContext) int {
 	return c.known.Of(opCtx, func() int { return complexity.Calculate(ctx, c.es, opCtx.Operation, opCtx.Variables) })
 }
