@@ -13,12 +13,10 @@ import (
 
 // categoryConnection maps a window of a category list.
 func categoryConnection(ctx context.Context, res paging.Result[*restclient.Category]) *model.CategoryConnection {
-	reads := readsOf(ctx, "CategoryConnection")
-	w := newWindow(res, categoryFromREST, reads)
-	return &model.CategoryConnection{Nodes: w.nodes, PageInfo: w.info, TotalCount: w.total,
-		Edges: edgesOf(w, reads, func(cursor string, n *model.Category) *model.CategoryEdge {
-			return &model.CategoryEdge{Cursor: cursor, Node: n}
-		})}
+	w := newWindow(ctx, "CategoryConnection", res, categoryFromREST, func(cursor string, n *model.Category) *model.CategoryEdge {
+		return &model.CategoryEdge{Cursor: cursor, Node: n}
+	})
+	return &model.CategoryConnection{Nodes: w.nodes, Edges: w.edges, PageInfo: w.info, TotalCount: w.total}
 }
 
 // categoryFilter checks the filter arguments of Query.categories.

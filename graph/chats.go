@@ -16,22 +16,18 @@ import (
 
 // chatConnection maps a window of the chat list.
 func chatConnection(ctx context.Context, res paging.Result[*restclient.ChatSummary]) *model.ChatConnection {
-	reads := readsOf(ctx, "ChatConnection")
-	w := newWindow(res, chatFromSummary, reads)
-	return &model.ChatConnection{Nodes: w.nodes, PageInfo: w.info, TotalCount: w.total,
-		Edges: edgesOf(w, reads, func(cursor string, n *model.Chat) *model.ChatEdge {
-			return &model.ChatEdge{Cursor: cursor, Node: n}
-		})}
+	w := newWindow(ctx, "ChatConnection", res, chatFromSummary, func(cursor string, n *model.Chat) *model.ChatEdge {
+		return &model.ChatEdge{Cursor: cursor, Node: n}
+	})
+	return &model.ChatConnection{Nodes: w.nodes, Edges: w.edges, PageInfo: w.info, TotalCount: w.total}
 }
 
 // messageConnection maps a window of a chat's messages.
 func messageConnection(ctx context.Context, res paging.Result[*restclient.Message]) *model.MessageConnection {
-	reads := readsOf(ctx, "MessageConnection")
-	w := newWindow(res, messageFromREST, reads)
-	return &model.MessageConnection{Nodes: w.nodes, PageInfo: w.info, TotalCount: w.total,
-		Edges: edgesOf(w, reads, func(cursor string, n *model.Message) *model.MessageEdge {
-			return &model.MessageEdge{Cursor: cursor, Node: n}
-		})}
+	w := newWindow(ctx, "MessageConnection", res, messageFromREST, func(cursor string, n *model.Message) *model.MessageEdge {
+		return &model.MessageEdge{Cursor: cursor, Node: n}
+	})
+	return &model.MessageConnection{Nodes: w.nodes, Edges: w.edges, PageInfo: w.info, TotalCount: w.total}
 }
 
 // chatWant tells the planner what the selection of one chat reads of its

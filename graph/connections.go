@@ -14,12 +14,13 @@ func pageArgs(first *int, after *string, last *int, before *string) paging.Args 
 }
 
 // window is what every connection type shares: the nodes of a page, their
-// cursors, the Relay page info and the list's total.
-type window[N any] struct {
-	nodes   []N
-	cursors []string
-	info    *model.PageInfo
-	total   int
+// edges (each node with its cursor), the Relay page info and the list's
+// total.
+type window[N, E any] struct {
+	nodes []N
+	edges []E
+	info  *model.PageInfo
+	total int
 }
 
 // connectionReads is what the selection of a connection reads beyond its
@@ -45,10 +46,12 @@ func readsOf(ctx context.Context, typeName string) connectionReads {
 	return r
 }
 
-// newWindow maps the items of res to nodes, each with the cursor that
-// names it when reads has cursors.
-func newWindow[T, N any](res paging.Result[T], node func(T) N, reads connectionReads) window[N] {
-	w := window[N]{
+// newWindow maps the items of res to nodes, and to edges by edge, for the
+// connection field of type connType being resolved: cursors are encoded,
+// and edges made, only when its selection reads them (readsOf).
+func newWindow[T, N, E any](ctx context.Context, connType string, res paging.Result[T], node func(T) N, edge func(cursor string, node N) E) window[N, E] {
+	reads := readsOf(ctx, connType)
+	w := window[N, E]{
 		nodes: make([]N, len(res.Items)),
 		info:  &model.PageInfo{HasNextPage: res.HasNextPage(), HasPreviousPage: res.HasPreviousPage()},
 		total: res.Total,
@@ -59,24 +62,17 @@ func newWindow[T, N any](res paging.Result[T], node func(T) N, reads connectionR
 	if !reads.cursors {
 		return w
 	}
-	w.cursors = res.Cursors()
-	if n := len(w.cursors); n > 0 {
-		w.info.StartCursor, w.info.EndCursor = &w.cursors[0], &w.cursors[n-1]
+	cursors := res.Cursors()
+	if n := len(cursors); n > 0 {
+		w.info.StartCursor, w.info.EndCursor = &cursors[0], &cursors[n-1]
+	}
+	if reads.edges {
+		w.edges = make([]E, len(w.nodes))
+		for i, n := range w.nodes {
+			w.edges[i] = edge(cursors[i], n)
+		}
 	}
 	return w
-}
-
-// edgesOf returns the edges of w, made by edge from each node and its
-// cursor; none when reads has no edges.
-func edgesOf[N, E any](w window[N], reads connectionReads, edge func(cursor string, node N) E) []E {
-	if !reads.edges {
-		return nil
-	}
-	edges := make([]E, len(w.nodes))
-	for i, n := range w.nodes {
-		edges[i] = edge(w.cursors[i], n)
-	}
-	return edges
 }
 
 // wantsOnly reports whether the field being resolved selects nothing but
