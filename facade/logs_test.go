@@ -196,3 +196,21 @@ func mapsEqual(a, b map[string]int) bool {
 	}
 	return true
 }
+
+// A node id that names nothing costs lookups the upstream answers 404: an
+// answer (null), not a fault, so no WARN line; each lookup is a DEBUG line.
+func TestLogs_NotFoundIsNotAWarning(t *testing.T) {
+	e, logs := jsonLogs(t)
+	got, r := node(t, e, restclienttest.DemoKey, unknownID)
+	if got != nil {
+		t.Fatalf("node(unknown) = %+v, want null", got)
+	}
+	levels := map[string]int{}
+	for _, l := range logLines(t, logs.String()) {
+		levels[l["level"].(string)+" "+l["msg"].(string)]++
+	}
+	want := map[string]int{"DEBUG upstream call": r.calls, "INFO graphql operation": 1}
+	if !mapsEqual(levels, want) {
+		t.Errorf("log lines %v, want %v", levels, want)
+	}
+}

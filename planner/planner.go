@@ -269,8 +269,10 @@ func (l *Planner) observe(ctx context.Context, c restclient.Call) {
 	log := l.shared.Log
 	switch {
 	case log == nil:
-	case c.Err != nil:
-		// Never the key, the query string (ids, filters) or a body.
+	case c.Err != nil && c.Status != http.StatusNotFound:
+		// Never the key, the query string (ids, filters) or a body. A 404
+		// is an answer (the id names nothing: node probes its kinds so),
+		// not a fault an operator should be warned of.
 		log.WarnContext(ctx, "upstream call failed", "endpoint", c.Endpoint, "status", c.Status,
 			"duration", c.Duration.Round(time.Microsecond), "attempt", c.Attempt, "cause", failureCause(c.Err))
 	case log.Enabled(ctx, slog.LevelDebug):
