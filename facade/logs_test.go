@@ -214,3 +214,20 @@ func TestLogs_NotFoundIsNotAWarning(t *testing.T) {
 		t.Errorf("log lines %v, want %v", levels, want)
 	}
 }
+
+// A 404 on a list is a fault (a wrong base path, a route the upstream
+// lacks), not an id naming nothing: it stays a WARN line.
+func TestLogs_ListNotFoundIsAWarning(t *testing.T) {
+	e, logs := jsonLogs(t)
+	e.upstream.FailNext("/api/v1/categories", 2, http.StatusNotFound, "application/json", `{"error":"not_found"}`)
+	e.do(restclienttest.DemoKey, `{ categories(first: 5) { totalCount } }`, nil)
+	warned := 0
+	for _, l := range logLines(t, logs.String()) {
+		if l["level"] == "WARN" && l["msg"] == "upstream call failed" {
+			warned++
+		}
+	}
+	if warned == 0 {
+		t.Errorf("no WARN line for a 404 on the categories list:\n%s", logs.String())
+	}
+}

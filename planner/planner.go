@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -269,10 +270,8 @@ func (l *Planner) observe(ctx context.Context, c restclient.Call) {
 	log := l.shared.Log
 	switch {
 	case log == nil:
-	case c.Err != nil && c.Status != http.StatusNotFound:
-		// Never the key, the query string (ids, filters) or a body. A 404
-		// is an answer (the id names nothing: node probes its kinds so),
-		// not a fault an operator should be warned of.
+	case c.Err != nil && !idNamesNothing(c):
+		// Never the key, the query string (ids, filters) or a body.
 		log.WarnContext(ctx, "upstream call failed", "endpoint", c.Endpoint, "status", c.Status,
 			"duration", c.Duration.Round(time.Microsecond), "attempt", c.Attempt, "cause", failureCause(c.Err))
 	case log.Enabled(ctx, slog.LevelDebug):
@@ -281,6 +280,14 @@ func (l *Planner) observe(ctx context.Context, c restclient.Call) {
 		log.DebugContext(ctx, "upstream call", "endpoint", c.Endpoint, "status", c.Status,
 			"duration", c.Duration.Round(time.Microsecond), "attempt", c.Attempt)
 	}
+}
+
+// idNamesNothing reports whether c is a lookup by id the upstream answered
+// 404: an answer (the id names nothing; node probes its kinds so), not a
+// fault an operator should be warned of. A 404 on a list or a write still
+// is one (a wrong base path, a route the upstream lacks).
+func idNamesNothing(c restclient.Call) bool {
+	return c.Status == http.StatusNotFound && c.Method == http.MethodGet && strings.HasSuffix(c.Endpoint, "/{id}")
 }
 
 // afterRefusal returns the rate-limit reading of a failed call whose
