@@ -238,9 +238,9 @@ func newGraphQLServer(cfg Config, log *slog.Logger) *handler.Server {
 	}))
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
-	srv.AddTransport(postTransport{}) // decodes nothing: overHTTP did
+	var obs *observer
 	if cfg.Metrics != nil || cfg.TracerProvider != nil {
-		obs := &observer{metrics: cfg.Metrics}
+		obs = &observer{metrics: cfg.Metrics}
 		if cfg.TracerProvider != nil {
 			obs.tracer = cfg.TracerProvider.Tracer("suregql/facade")
 		}
@@ -288,8 +288,16 @@ func newGraphQLServer(cfg Config, log *slog.Logger) *handler.Server {
 	}
 	srv.AroundResponses(querylimit.LimitResponse(cfg.MaxResponseBytes)) // the others see its answer
 	// Innermost, around the execution itself: identical queries of a key
-	// in flight together run once (see sharedQueries).
-	srv.AroundResponses(newSharedQueries().middleware)
+	// in flight together run once (see sharedQueries). Their waiters skip
+	// the executor, so the transport gives their answers what the
+	// executor's middlewares give every answer, the observer's included.
+	shares := newSharedQueries()
+	srv.AroundResponses(shares.middleware)
+	waited := answered
+	if obs != nil {
+		waited = append([]graphql.ResponseMiddleware{obs.InterceptResponse}, answered...)
+	}
+	srv.AddTransport(postTransport{shares: shares, answered: through(waited...)}) // decodes nothing: overHTTP did
 	return srv
 }
 
@@ -642,13 +650,23 @@ type refuseFunc func(ctx context.Context, err *gqlerror.Error) graphql.ResponseH
 // first): such answers skip the response middlewares, so the request id,
 // the cost report (no call) and the log line are added here.
 func refusal(mws ...graphql.ResponseMiddleware) refuseFunc {
+	pass := through(mws...)
 	return func(ctx context.Context, err *gqlerror.Error) graphql.ResponseHandler {
-		answer := func(context.Context) *graphql.Response { return &graphql.Response{Errors: gqlerror.List{err}} }
+		return graphql.OneShot(pass(ctx, func(context.Context) *graphql.Response {
+			return &graphql.Response{Errors: gqlerror.List{err}}
+		}))
+	}
+}
+
+// through returns what passes an answer through mws, outermost first, as
+// the executor passes the answers it makes.
+func through(mws ...graphql.ResponseMiddleware) func(context.Context, graphql.ResponseHandler) *graphql.Response {
+	return func(ctx context.Context, answer graphql.ResponseHandler) *graphql.Response {
 		for _, m := range slices.Backward(mws) {
 			inner := answer
 			answer = func(ctx context.Context) *graphql.Response { return m(ctx, inner) }
 		}
-		return graphql.OneShot(answer(ctx))
+		return answer(ctx)
 	}
 }
 

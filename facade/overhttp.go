@@ -94,7 +94,7 @@ func overHTTP(log *slog.Logger, m *metrics.Metrics, maxBatch int, next http.Hand
 				refused.answer(http.StatusBadRequest, graph.CodeBadRequest, "the request has no query")
 				return
 			}
-			r = r.WithContext(withParams(r.Context(), params))
+			r = r.WithContext(withPosted(r.Context(), params, body))
 		default:
 			w.Header().Set("Allow", allowedMethods)
 			refused.answer(http.StatusMethodNotAllowed, graph.CodeMethodNotAllowed,

@@ -14,6 +14,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"suregql/graph"
+	"suregql/planner"
 	"suregql/restclient"
 )
 
@@ -23,19 +24,28 @@ const (
 	mediaGraphQLResponse = "application/graphql-response+json"
 )
 
-type paramsKey struct{}
+type postedKey struct{}
 
-// withParams returns ctx carrying the request parameters overHTTP decoded,
-// so that postTransport does not decode the body a second time.
-func withParams(ctx context.Context, p *graphql.RawParams) context.Context {
-	return context.WithValue(ctx, paramsKey{}, p)
+// posted is a single POST request as overHTTP read it: its body, and the
+// parameters decoded from it.
+type posted struct {
+	params *graphql.RawParams
+	body   string
+}
+
+// withPosted returns ctx carrying the request overHTTP decoded, so that
+// postTransport does not decode the body a second time.
+func withPosted(ctx context.Context, params *graphql.RawParams, body []byte) context.Context {
+	return context.WithValue(ctx, postedKey{}, &posted{params: params, body: string(body)})
 }
 
 // postTransport is gqlgen's POST transport for application/json bodies,
-// with four differences:
+// with five differences:
 //   - it takes the parameters overHTTP already decoded (JSON decoding
 //     dominates the cost of refusing a large request; gqlgen's transport
 //     decoded the body again);
+//   - identical requests of a key in flight together run once (see
+//     sharedQueries): the others skip GraphQL altogether;
 //   - a request refused before execution (parse, validation, limits)
 //     answers 200 under application/json, which clients of that legacy
 //     type read errors from, and 400 under
@@ -44,7 +54,13 @@ func withParams(ctx context.Context, p *graphql.RawParams) context.Context {
 //     (overHTTP answers those), so it never quotes a body back;
 //   - it answers a batch (a JSON array of requests) with an array (see
 //     answerBatch).
-type postTransport struct{}
+type postTransport struct {
+	shares *sharedQueries // nil: none
+	// answered passes an answer through what every answer of an operation
+	// carries (request id, cost report, log line, metrics): a shared
+	// answer's waiter, which skips the executor, gets them here.
+	answered func(ctx context.Context, answer graphql.ResponseHandler) *graphql.Response
+}
 
 var _ graphql.Transport = postTransport{}
 
@@ -52,7 +68,7 @@ func (postTransport) Supports(r *http.Request) bool {
 	return r.Method == http.MethodPost && isJSON(r.Header.Get("Content-Type")) && r.Header.Get("Upgrade") == ""
 }
 
-func (postTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+func (t postTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	ctx := r.Context()
 	media := answerMedia(r.Header.Get("Accept"))
 	w.Header().Set("Content-Type", media)
@@ -60,16 +76,39 @@ func (postTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gra
 		answerBatch(w, r, exec, batch, media)
 		return
 	}
-	params, _ := ctx.Value(paramsKey{}).(*graphql.RawParams)
-	if params == nil {
+	req, _ := ctx.Value(postedKey{}).(*posted)
+	if req == nil {
 		// Only overHTTP routes POSTs here; this is a wiring bug.
 		w.WriteHeader(http.StatusInternalServerError)
 		writeAnswer(w, &graphql.Response{Errors: gqlerror.List{gqlerror.Errorf("the request was not decoded")}}, true)
 		return
 	}
-	status, resp, withData := execute(ctx, exec, params, r.Header, media)
+	status, withData := http.StatusOK, true
+	resp := t.shares.answer(ctx, requestIdentity{apiKey: sharingKey(ctx), body: req.body},
+		func(ctx context.Context) *graphql.Response {
+			var resp *graphql.Response
+			status, resp, withData = execute(ctx, exec, req.params, r.Header, media)
+			return resp
+		},
+		func(ctx context.Context, shared sharedAnswer) *graphql.Response {
+			return t.answered(graphql.WithOperationContext(ctx, &graphql.OperationContext{
+				RawQuery: req.params.Query, Variables: req.params.Variables, OperationName: req.params.OperationName,
+				Extensions: req.params.Extensions, Headers: r.Header, Doc: shared.doc, Operation: shared.operation,
+				Stats: graphql.Stats{OperationStart: graphql.GetStartTime(ctx)},
+			}), graphql.OneShot(shared.answer))
+		})
 	w.WriteHeader(status)
 	writeAnswer(w, resp, withData)
+}
+
+// sharingKey is the API key a request may share executions under: its
+// planner's key, or "" (share nothing) when it has no usable one.
+func sharingKey(ctx context.Context) string {
+	l := planner.From(ctx)
+	if l == nil || l.KeyError() != nil {
+		return ""
+	}
+	return l.Client().APIKey()
 }
 
 // execute runs one operation and returns the status it answers with alone,

@@ -2,7 +2,6 @@ package facade
 
 import (
 	"context"
-	"encoding/json"
 	"maps"
 	"strings"
 	"sync"
@@ -13,141 +12,166 @@ import (
 	"suregql/planner"
 )
 
-// sharedQueries lets identical queries of one API key that are in flight at
-// the same moment share one execution: the first runs, the others wait for
-// its answer. Identical means the same key, the same parsed document (the
-// query cache hands one document to every request of the same text), the
-// same operation name and the same variables.
+// sharedQueries lets identical requests of one API key that are in flight
+// at the same moment share one execution: the first runs the operation,
+// the others wait for its answer and skip the whole of GraphQL (parsing,
+// validation, the limits, execution). Identical means the same key and
+// the same POST body, byte for byte.
 //
 // A waiting caller takes the answer only when it is one its own execution
-// would have given, started a moment earlier: the execution ran to its end
-// (its caller's context did not end first) and answered without any error
-// (a failure may be transient, and the caller then tries for itself, as a
-// caller of a failed coalesced GET does). Otherwise, and when its own
-// context ends first, it executes the operation itself.
+// would have given, started a moment earlier: the operation is a query
+// without @defer, its execution ran to its end (its caller's context did
+// not end first) and it answered without any error (a failure may be
+// transient, and the caller then tries for itself, as a caller of a failed
+// coalesced GET does). Otherwise, and when its own context ends first, it
+// executes the operation itself.
 //
-// Each caller keeps its own answer's extensions: its request id, and its
-// own upstream calls (none for a caller answered by another's execution,
-// as for a GET answered by another caller's: extensions.upstream.calls
-// stays the count of the calls made for that request).
+// Each caller keeps its own answer's extensions, log line, metrics and
+// span: its request id, and its own upstream calls (none for a caller
+// answered by another's execution, as for a GET answered by another
+// caller's: extensions.upstream.calls stays the count of the calls made
+// for that request).
 //
 // A key's mutation unlists the key's executions in flight when it starts
 // and when it ends, so that a query sent after a write never takes an
 // answer read before it.
 //
-// Only queries without @defer are shared (a deferred answer comes in
-// several parts); mutations and subscriptions never are. Entries live as
-// long as their execution: the map holds at most one per request in
-// flight.
+// Entries live as long as their execution: the map holds at most one per
+// request in flight, and its key holds the body (at most maxBodyBytes).
 type sharedQueries struct {
 	mu       sync.Mutex
-	inFlight map[queryIdentity]*sharedQuery
+	inFlight map[requestIdentity]*sharedQuery
 }
 
-// queryIdentity is what two queries must share to share an execution.
-type queryIdentity struct {
-	apiKey    string
-	doc       *ast.QueryDocument
-	operation string
-	variables string // JSON, with object keys sorted; "" for none
+// requestIdentity is what two requests must share to share an execution.
+// The answer's media type is not part of it: an answer that is shared has
+// data and no errors, and reads the same in both.
+type requestIdentity struct {
+	apiKey string
+	body   string
 }
 
 // sharedQuery is one execution others may wait for.
 type sharedQuery struct {
+	id   requestIdentity
 	done chan struct{}
+	once sync.Once // closes done
 	// answer is set before done closes when waiters may take it; it is
-	// never changed after (each waiter copies what it adds to).
-	answer *graphql.Response
+	// never changed after (each waiter copies what it adds to). operation
+	// and doc are what the waiters' log lines, metrics and spans name.
+	answer    *graphql.Response
+	operation *ast.OperationDefinition
+	doc       *ast.QueryDocument
 }
 
+// sharedAnswer is what a waiter is handed: the leader's answer and the
+// operation it answered.
+type sharedAnswer struct {
+	answer    *graphql.Response
+	operation *ast.OperationDefinition
+	doc       *ast.QueryDocument
+}
+
+type leaderKey struct{}
+
 func newSharedQueries() *sharedQueries {
-	return &sharedQueries{inFlight: map[queryIdentity]*sharedQuery{}}
+	return &sharedQueries{inFlight: map[requestIdentity]*sharedQuery{}}
+}
+
+// answer answers the request id: when an identical one is in flight, with
+// its answer passed through own (which adds what is the caller's own);
+// otherwise, or when that answer cannot be shared, with exec's. A nil
+// sharedQueries always runs exec.
+func (s *sharedQueries) answer(ctx context.Context, id requestIdentity, exec graphql.ResponseHandler,
+	own func(context.Context, sharedAnswer) *graphql.Response,
+) *graphql.Response {
+	if s == nil || id.apiKey == "" {
+		return exec(ctx)
+	}
+	q, joined := s.join(id)
+	if !joined {
+		defer s.finish(q, nil) // also on a panic: waiters then execute for themselves
+		return exec(context.WithValue(ctx, leaderKey{}, q))
+	}
+	select {
+	case <-q.done:
+		if q.answer != nil {
+			return own(ctx, sharedAnswer{answer: answerFor(q.answer), operation: q.operation, doc: q.doc})
+		}
+	case <-ctx.Done():
+	}
+	return exec(ctx)
 }
 
 // middleware is the innermost response middleware: it wraps the execution
-// of the operation's fields.
+// of the operation's fields, and publishes a leader's answer to its
+// waiters when they may take it.
 func (s *sharedQueries) middleware(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 	if !graphql.HasOperationContext(ctx) {
 		return next(ctx)
 	}
 	oc := graphql.GetOperationContext(ctx)
-	l := planner.From(ctx)
-	if l == nil || l.KeyError() != nil || oc.Operation == nil || oc.Doc == nil {
+	q, _ := ctx.Value(leaderKey{}).(*sharedQuery)
+	if oc.Operation == nil {
 		return next(ctx)
 	}
-	apiKey := l.Client().APIKey()
 	switch oc.Operation.Operation {
 	case ast.Query:
 	case ast.Mutation:
-		s.unlist(apiKey)
-		defer s.unlist(apiKey)
+		if l := planner.From(ctx); l != nil && l.KeyError() == nil {
+			apiKey := l.Client().APIKey()
+			s.unlist(apiKey)
+			defer s.unlist(apiKey)
+		}
 		return next(ctx)
 	default:
 		return next(ctx)
 	}
-	if strings.Contains(oc.RawQuery, "defer") {
+	if q == nil || strings.Contains(oc.RawQuery, "defer") {
 		return next(ctx)
 	}
-	id := queryIdentity{apiKey: apiKey, doc: oc.Doc, operation: oc.Operation.Name}
-	if len(oc.Variables) > 0 {
-		vars, err := json.Marshal(oc.Variables) // sorts object keys
-		if err != nil {
-			return next(ctx)
-		}
-		id.variables = string(vars)
+	resp := next(ctx)
+	if resp != nil && len(resp.Errors) == 0 && resp.HasNext == nil && ctx.Err() == nil {
+		// A copy: the caller's outer middlewares add to resp.
+		shared := answerFor(resp)
+		shared.Errors = nil // none; and no backing array to append to
+		s.finish(q, &sharedAnswer{answer: shared, operation: oc.Operation, doc: oc.Doc})
 	}
-
-	q, joined := s.join(id)
-	if !joined {
-		return s.run(ctx, id, q, next)
-	}
-	select {
-	case <-q.done:
-		if q.answer != nil {
-			return answerFor(q.answer)
-		}
-	case <-ctx.Done():
-	}
-	return next(ctx)
+	return resp
 }
 
 // join returns the execution of id in flight, or lists a new one (joined
 // false) that the caller must run.
-func (s *sharedQueries) join(id queryIdentity) (q *sharedQuery, joined bool) {
+func (s *sharedQueries) join(id requestIdentity) (q *sharedQuery, joined bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if q := s.inFlight[id]; q != nil {
 		return q, true
 	}
-	q = &sharedQuery{done: make(chan struct{})}
+	q = &sharedQuery{id: id, done: make(chan struct{})}
 	s.inFlight[id] = q
 	return q, false
 }
 
-// run executes the operation for its caller and for whoever joins it
-// meanwhile.
-func (s *sharedQueries) run(ctx context.Context, id queryIdentity, q *sharedQuery, next graphql.ResponseHandler) *graphql.Response {
-	var resp *graphql.Response
-	defer func() { // also on a panic: waiters then execute for themselves
+// finish unlists q and wakes its waiters, with a (nil: none they may take)
+// when it is the first to finish it.
+func (s *sharedQueries) finish(q *sharedQuery, a *sharedAnswer) {
+	q.once.Do(func() {
 		s.mu.Lock()
-		if s.inFlight[id] == q {
-			delete(s.inFlight, id)
+		if s.inFlight[q.id] == q {
+			delete(s.inFlight, q.id)
 		}
 		s.mu.Unlock()
-		if resp != nil && len(resp.Errors) == 0 && resp.HasNext == nil && ctx.Err() == nil {
-			// A copy: the caller's outer middlewares add to resp.
-			q.answer = answerFor(resp)
-			q.answer.Errors = nil // none; and no backing array to append to
+		if a != nil {
+			q.answer, q.operation, q.doc = a.answer, a.operation, a.doc
 		}
 		close(q.done)
-	}()
-	resp = next(ctx)
-	return resp
+	})
 }
 
 // unlist stops apiKey's executions in flight from being joined; their
-// callers still get their answers. The map holds one entry per query in
-// flight, and mutations are rare.
+// callers still get their answers. The map holds one entry per request
+// in flight, and mutations are rare.
 func (s *sharedQueries) unlist(apiKey string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -1,8 +1,16 @@
 package facade
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -11,8 +19,12 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"suregql/metrics"
 	"suregql/planner"
+	"suregql/requestid"
+	"suregql/restcache"
 	"suregql/restclient"
+	"suregql/restclienttest"
 )
 
 // shareEnv runs operations through one sharedQueries with a fake
@@ -42,36 +54,33 @@ func newShareEnv(t *testing.T) *shareEnv {
 // op describes one request.
 type op struct {
 	key  string
-	doc  *ast.QueryDocument
+	body string
 	kind ast.Operation
-	vars map[string]any
 	ctx  context.Context // nil: the test's
 }
 
-var (
-	docA = &ast.QueryDocument{}
-	docB = &ast.QueryDocument{}
+const (
+	bodyA = `{"query":"{ categories { nodes { id } } }"}`
+	bodyB = `{"query":"{ categories { nodes { name } } }"}`
 )
 
-func query(key string, doc *ast.QueryDocument, vars map[string]any) op {
-	return op{key: key, doc: doc, kind: ast.Query, vars: vars}
-}
+func query(key, body string) op { return op{key: key, body: body, kind: ast.Query} }
 
-// send runs o through the middleware on a goroutine; the answer arrives
-// on the channel.
+// send answers o on a goroutine, through sharedQueries as postTransport
+// does: an execution passes through the middleware; a waiter's answer is
+// the shared one, marked as such. The answer arrives on the channel.
 func (e *shareEnv) send(o op) <-chan *graphql.Response {
 	ctx := o.ctx
 	if ctx == nil {
 		ctx = e.t.Context()
 	}
 	ctx = planner.WithPlanner(ctx, planner.New(e.shared, o.key))
-	ctx = graphql.WithOperationContext(ctx, &graphql.OperationContext{
-		RawQuery: "{ categories { nodes { id } } }", Doc: o.doc, Variables: o.vars,
-		Operation: &ast.OperationDefinition{Operation: o.kind},
-	})
-	out := make(chan *graphql.Response, 1)
-	go func() {
-		out <- e.s.middleware(ctx, func(ctx context.Context) *graphql.Response {
+	exec := func(ctx context.Context) *graphql.Response {
+		ctx = graphql.WithOperationContext(ctx, &graphql.OperationContext{
+			RawQuery: "{ categories { nodes { id } } }", Doc: &ast.QueryDocument{},
+			Operation: &ast.OperationDefinition{Operation: o.kind, Name: "Op"},
+		})
+		return e.s.middleware(ctx, func(ctx context.Context) *graphql.Response {
 			e.executions.Add(1)
 			select {
 			case <-e.release:
@@ -79,6 +88,16 @@ func (e *shareEnv) send(o op) <-chan *graphql.Response {
 			}
 			return e.answer()
 		})
+	}
+	waited := func(_ context.Context, a sharedAnswer) *graphql.Response {
+		if a.operation == nil || a.operation.Name != "Op" {
+			e.t.Errorf("a waiter was handed operation %+v, want the leader's", a.operation)
+		}
+		return a.answer
+	}
+	out := make(chan *graphql.Response, 1)
+	go func() {
+		out <- e.s.answer(ctx, requestIdentity{apiKey: o.key, body: o.body}, exec, waited)
 	}()
 	return out
 }
@@ -93,26 +112,26 @@ func TestSharedQueries(t *testing.T) {
 	}{
 		{
 			name:           "identical queries of a key run once",
-			first:          query("k1", docA, map[string]any{"id": "x", "n": 1}),
-			others:         []op{query("k1", docA, map[string]any{"n": 1, "id": "x"}), query("k1", docA, map[string]any{"id": "x", "n": 1})},
+			first:          query("k1", bodyA),
+			others:         []op{query("k1", bodyA), query("k1", bodyA)},
 			wantExecutions: 1,
 		},
 		{
 			name:           "other keys never share",
-			first:          query("k1", docA, nil),
-			others:         []op{query("k2", docA, nil), query("k3", docA, nil)},
+			first:          query("k1", bodyA),
+			others:         []op{query("k2", bodyA), query("k3", bodyA)},
 			wantExecutions: 3,
 		},
 		{
-			name:           "other documents or variables never share",
-			first:          query("k1", docA, map[string]any{"id": "x"}),
-			others:         []op{query("k1", docB, map[string]any{"id": "x"}), query("k1", docA, map[string]any{"id": "y"})},
+			name:           "other bodies never share",
+			first:          query("k1", bodyA),
+			others:         []op{query("k1", bodyB), query("k1", bodyA+" ")},
 			wantExecutions: 3,
 		},
 		{
 			name:           "mutations never share",
-			first:          op{key: "k1", doc: docA, kind: ast.Mutation},
-			others:         []op{{key: "k1", doc: docA, kind: ast.Mutation}},
+			first:          op{key: "k1", body: bodyA, kind: ast.Mutation},
+			others:         []op{{key: "k1", body: bodyA, kind: ast.Mutation}},
 			wantExecutions: 2,
 		},
 	} {
@@ -152,9 +171,9 @@ func TestSharedQueries_WaitersExecuteThemselves(t *testing.T) {
 			e.answer = func() *graphql.Response {
 				return &graphql.Response{Data: json.RawMessage(`{"n":null}`), Errors: gqlerror.List{gqlerror.Errorf("upstream unavailable")}}
 			}
-			first := e.send(query("k1", docA, nil))
+			first := e.send(query("k1", bodyA))
 			synctest.Wait()
-			second := e.send(query("k1", docA, nil))
+			second := e.send(query("k1", bodyA))
 			synctest.Wait()
 			close(e.release)
 			<-first
@@ -168,11 +187,11 @@ func TestSharedQueries_WaitersExecuteThemselves(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			e := newShareEnv(t)
 			ctx, cancel := context.WithCancel(t.Context())
-			o := query("k1", docA, nil)
+			o := query("k1", bodyA)
 			o.ctx = ctx
 			first := e.send(o)
 			synctest.Wait()
-			second := e.send(query("k1", docA, nil))
+			second := e.send(query("k1", bodyA))
 			synctest.Wait()
 			cancel() // the first client went away: its execution stops
 			<-first
@@ -189,11 +208,11 @@ func TestSharedQueries_WaitersExecuteThemselves(t *testing.T) {
 	t.Run("a query after the key's mutation", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			e := newShareEnv(t)
-			before := e.send(query("k1", docA, nil))
+			before := e.send(query("k1", bodyA))
 			synctest.Wait()
-			mutation := e.send(op{key: "k1", doc: docB, kind: ast.Mutation})
+			mutation := e.send(op{key: "k1", body: bodyB, kind: ast.Mutation})
 			synctest.Wait()
-			after := e.send(query("k1", docA, nil)) // must not take the answer read before the write
+			after := e.send(query("k1", bodyA)) // must not take the answer read before the write
 			synctest.Wait()
 			close(e.release)
 			for _, ch := range []<-chan *graphql.Response{before, mutation, after} {
@@ -212,9 +231,9 @@ func TestSharedQueries_AnswersAreEachCallersOwn(t *testing.T) {
 		e.answer = func() *graphql.Response {
 			return &graphql.Response{Data: json.RawMessage(`{"n":1}`), Extensions: map[string]any{"x": 1}}
 		}
-		first := e.send(query("k1", docA, nil))
+		first := e.send(query("k1", bodyA))
 		synctest.Wait()
-		second := e.send(query("k1", docA, nil))
+		second := e.send(query("k1", bodyA))
 		synctest.Wait()
 		close(e.release)
 		a, b := <-first, <-second
@@ -223,4 +242,129 @@ func TestSharedQueries_AnswersAreEachCallersOwn(t *testing.T) {
 			t.Errorf("second caller's extensions = %v, want its own copy of {x: 1}", b.Extensions)
 		}
 	})
+}
+
+// roundTripper serves a client's requests with a handler, in process: a
+// synctest bubble then holds the upstream too.
+type roundTripper struct{ h http.Handler }
+
+func (rt roundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
+	rec := httptest.NewRecorder()
+	rt.h.ServeHTTP(rec, r)
+	return rec.Result(), nil
+}
+
+// TestSharedQueries_OverHTTP sends identical POSTs of one key through the
+// whole handler while the first waits on the upstream: one execution and
+// one call answer them all, and each answer is still its caller's own,
+// with its request id, its own count of calls, its log line and its place
+// in the metrics.
+func TestSharedQueries_OverHTTP(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fake := restclienttest.New()
+		client, err := restclient.New("http://sure.test", restclient.WithHTTPClient(&http.Client{Transport: roundTripper{fake}}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var logged bytes.Buffer
+		var logMu sync.Mutex
+		log := slog.New(slog.NewJSONHandler(&lockedWriter{w: &logged, mu: &logMu}, nil))
+		m := metrics.New()
+		co := &restcache.Coalescer{}
+		h := New(Config{Upstream: client, Log: log, Metrics: m, Coalescer: co, DisablePlayground: true})
+
+		post := func(reqID string) *httptest.ResponseRecorder {
+			body := `{"query":"query Shared { categories(first: 3) { nodes { name } } }"}`
+			r := httptest.NewRequest(http.MethodPost, "/graphql", strings.NewReader(body))
+			r.Header.Set("Content-Type", "application/json")
+			r.Header.Set("X-Api-Key", restclienttest.DemoKey)
+			r.Header.Set(requestid.Header, reqID)
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, r)
+			return rec
+		}
+		release := fake.Hold()
+		const n = 5
+		recs := make([]*httptest.ResponseRecorder, n)
+		var wg sync.WaitGroup
+		wg.Go(func() { recs[0] = post("req-0") })
+		synctest.Wait() // the first waits on the upstream
+		for i := 1; i < n; i++ {
+			wg.Go(func() { recs[i] = post(fmt.Sprintf("req-%d", i)) })
+		}
+		synctest.Wait() // the others wait on the first
+		release()
+		wg.Wait()
+
+		if got := fake.Calls(); got != 1 {
+			t.Errorf("upstream calls = %d for %d identical requests, want 1", got, n)
+		}
+		if _, coalesced, _ := co.Stats(); coalesced != 0 {
+			t.Errorf("%d requests executed and joined the first's GET, want them to take its answer", coalesced)
+		}
+		var data string
+		calls := 0
+		for i, rec := range recs {
+			var answer struct {
+				Data       json.RawMessage
+				Errors     []any
+				Extensions struct {
+					RequestID string `json:"requestId"`
+					Upstream  struct{ Calls int }
+				}
+			}
+			if err := json.Unmarshal(rec.Body.Bytes(), &answer); err != nil || rec.Code != http.StatusOK || len(answer.Errors) > 0 {
+				t.Fatalf("answer %d: %d %s (%v)", i, rec.Code, rec.Body, err)
+			}
+			if i == 0 {
+				data = string(answer.Data)
+			} else if string(answer.Data) != data {
+				t.Errorf("answer %d data = %s, want the first's %s", i, answer.Data, data)
+			}
+			if want := fmt.Sprintf("req-%d", i); answer.Extensions.RequestID != want {
+				t.Errorf("answer %d requestId = %q, want %q", i, answer.Extensions.RequestID, want)
+			}
+			if ct := rec.Header().Get("Content-Type"); ct != mediaJSON {
+				t.Errorf("answer %d Content-Type = %q", i, ct)
+			}
+			calls += answer.Extensions.Upstream.Calls
+		}
+		if calls != 1 {
+			t.Errorf("extensions.upstream.calls sum to %d over the answers, want 1 (the call made)", calls)
+		}
+		lines := 0
+		for line := range strings.SplitSeq(strings.TrimSpace(logged.String()), "\n") {
+			var l struct {
+				Msg, Operation, RequestID string
+				UpstreamCalls             int
+			}
+			if err := json.Unmarshal([]byte(line), &l); err != nil {
+				t.Fatalf("log line %q: %v", line, err)
+			}
+			if l.Msg == "graphql operation" && l.Operation == "Shared" {
+				lines++
+			}
+		}
+		if lines != n {
+			t.Errorf("%d operation log lines, want one per request (%d):\n%s", lines, n, logged.String())
+		}
+		rec := httptest.NewRecorder()
+		m.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+		want := fmt.Sprintf(`suregql_operations_total{operation="Shared",outcome="ok",type="query"} %d`, n)
+		if !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("metrics lack %s:\n%s", want, rec.Body)
+		}
+	})
+}
+
+// lockedWriter serializes the writes of concurrent log lines.
+type lockedWriter struct {
+	w  io.Writer
+	mu *sync.Mutex
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
 }
