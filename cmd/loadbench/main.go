@@ -16,6 +16,11 @@
 // answer is checked (no error, the number of items the fake's data says);
 // any failure is counted and makes the command exit 1.
 //
+// With -floor, a Go net/http server that answers every request with the
+// facade's own answer to the workload, and does nothing else, runs beside
+// them as a process of its own: its CPU per answer is what net/http alone
+// costs, the part of the facade's that no work on GraphQL can remove.
+//
 // With -tailcall, a Tailcall 1.0 binary runs as a subprocess over the same
 // fake, serving bench/tailcall/sure.graphql, and each workload's runs
 // alternate between the facade and Tailcall; the output is then one table
@@ -63,6 +68,8 @@ type config struct {
 	tailcall, tailcallConfig string
 	// ours says how the facade runs: oursProcess or oursInProcess.
 	ours string
+	// floor adds the net/http floor (see floor.go) to the targets.
+	floor bool
 }
 
 // result is what one run of a workload measured.
@@ -79,6 +86,13 @@ type result struct {
 }
 
 func main() {
+	if addr := os.Getenv(floorEnv); addr != "" {
+		if err := serveFloor(addr); err != nil {
+			fmt.Fprintln(os.Stderr, "loadbench: the floor:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	var cfg config
 	flag.DurationVar(&cfg.latency, "latency", time.Millisecond, "upstream latency of the concurrent runs")
 	flag.DurationVar(&cfg.seqLatency, "seq-latency", 20*time.Millisecond, "upstream latency of the sequential run")
@@ -89,6 +103,7 @@ func main() {
 	flag.StringVar(&cfg.tailcall, "tailcall", "", "path of a Tailcall 1.0 binary to run side by side with the facade (empty: the facade alone)")
 	flag.StringVar(&cfg.tailcallConfig, "tailcall-config", "bench/tailcall/sure.graphql", "Tailcall configuration to serve, its upstream and port rendered by loadbench")
 	flag.StringVar(&cfg.ours, "ours", oursProcess, "how the facade runs: "+oursProcess+" (the server binary, built from this module, in a process of its own, as Tailcall runs) or "+oursInProcess+" (facade.New in this process; -cpuprofile then covers it)")
+	flag.BoolVar(&cfg.floor, "floor", false, "also measure the net/http floor: a Go server answering each request with the facade's answer, doing nothing else (its CPU per answer is what net/http costs alone)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of this process (the load generator and the fake, and the facade with -ours "+oursInProcess+") to this file")
 	flag.Parse()
 	if cfg.c < 1 || cfg.c > maxConcurrency || cfg.n < 1 || cfg.n > maxRequests ||
@@ -129,7 +144,13 @@ type target struct {
 	// proc is its process, whose CPU time each run reports; nil when it
 	// serves from this process (-ours in-process).
 	proc *serverProcess
+	// prepare, when set, runs before each run of the target with the
+	// operation it will be sent.
+	prepare func(operation) error
 }
+
+// floorName names the net/http floor among the targets.
+const floorName = "net/http floor"
 
 // mode is one way of running every workload.
 type mode struct {
@@ -170,6 +191,7 @@ func run(w io.Writer, cfg config) error {
 	lt.MaxIdleConns, lt.MaxIdleConnsPerHost = cfg.c*len(targets), cfg.c
 	defer lt.CloseIdleConnections()
 	hc := &http.Client{Timeout: time.Minute, Transport: lt}
+	withFloorAnswers(targets, hc)
 
 	wls, err := workloads(fake, hc, targets[0].url)
 	if err != nil {
@@ -189,7 +211,9 @@ func run(w io.Writer, cfg config) error {
 	fake.SetDelay(cfg.latency)
 	for _, t := range targets {
 		for _, m := range modes[:2] {
-			measure(fake, hc, t, wls[0].name, t.op(wls[0]), cfg.c, 10*cfg.c, cfg.timeout, m.keyOf)
+			if _, err := run1(fake, hc, t, wls[0], m.c, 10*m.c, cfg.timeout, m.keyOf); err != nil {
+				return err
+			}
 		}
 	}
 	// results[workload][mode][target]. The targets take turns within each
@@ -202,7 +226,10 @@ func run(w io.Writer, cfg config) error {
 		for mi, m := range modes {
 			fake.SetDelay(m.latency)
 			for _, t := range targets {
-				r := measure(fake, hc, t, t.name+" "+wl.name, t.op(wl), m.c, m.n, cfg.timeout, m.keyOf)
+				r, err := run1(fake, hc, t, wl, m.c, m.n, cfg.timeout, m.keyOf)
+				if err != nil {
+					return err
+				}
 				results[wi][mi] = append(results[wi][mi], r)
 				errs += r.errs
 				if firstErr == nil {
@@ -214,17 +241,40 @@ func run(w io.Writer, cfg config) error {
 
 	fmt.Fprintf(w, "c=%d, n=%d per workload and mode, upstream latency %s; sequential: 1 client, %d requests, latency %s\n",
 		cfg.c, cfg.n, cfg.latency, cfg.seqN, cfg.seqLatency)
-	if len(targets) == 1 {
+	cols := columnsOf(targets)
+	if cols.tailcall < 0 {
 		fmt.Fprintln(w)
-		printOurs(w, wls, results, len(manyKeys))
+		printOurs(w, wls, results, len(manyKeys), cols)
 	} else {
 		fmt.Fprintf(w, "Tailcall: %s, %s\n", tcVersion, cfg.tailcallConfig)
-		printSideBySide(w, wls, modes, results)
+		printSideBySide(w, wls, modes, results, cols)
 	}
 	if errs > 0 {
 		return fmt.Errorf("%d answers failed; first: %w", errs, firstErr)
 	}
 	return nil
+}
+
+// withFloorAnswers has the floor, when it is among targets, answer with
+// the facade's (targets[0]) answers.
+func withFloorAnswers(targets []target, hc *http.Client) {
+	for i, t := range targets {
+		if t.name == floorName {
+			targets[i].prepare = floorAnswers(hc, targets[0].url, t.url, restclienttest.DemoKey)
+		}
+	}
+}
+
+// run1 measures one run of workload wl on t, after t's preparation.
+func run1(fake *restclienttest.Server, hc *http.Client, t target, wl workload, c, n int,
+	timeout time.Duration, keyOf func(worker, i int) string,
+) (result, error) {
+	if t.prepare != nil {
+		if err := t.prepare(t.op(wl)); err != nil {
+			return result{}, err
+		}
+	}
+	return measure(fake, hc, t, t.name+" "+wl.name, t.op(wl), c, n, timeout, keyOf), nil
 }
 
 // startTargets starts the servers under test over the fake at upURL: the
@@ -250,6 +300,15 @@ func startTargets(ctx context.Context, cfg config, upURL string) (targets []targ
 	}
 	stops = append(stops, stopping("the facade", stopOurs))
 	targets = []target{{name: "ours", url: gqlURL, proc: proc, op: func(wl workload) operation { return wl.ours }}}
+	if cfg.floor {
+		fl, err := startFloor(ctx)
+		if err != nil {
+			stop()
+			return nil, "", nil, err
+		}
+		stops = append(stops, stopping(floorName, fl.stop))
+		targets = append(targets, target{name: floorName, url: fl.url, proc: fl, op: func(wl workload) operation { return wl.ours }})
+	}
 	if cfg.tailcall == "" {
 		return targets, "", stop, nil
 	}
@@ -267,30 +326,61 @@ func startTargets(ctx context.Context, cfg config, upURL string) (targets []targ
 	return targets, tcVersion, stop, nil
 }
 
-// printOurs prints the facade's figures alone, one row per workload.
-func printOurs(w io.Writer, wls []workload, results [][][]result, manyKeys int) {
-	fmt.Fprintf(w, "| workload | 1 key: calls/op | req/s | p50 ms | p99 ms | CPU µs/op | %d keys: calls/op | req/s | p50 ms | p99 ms | CPU µs/op | sequential p50 ms |\n", manyKeys)
-	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+// columns says where each target's results are: the facade's first, then
+// the others' (-1: not run).
+type columns struct{ tailcall, floor int }
+
+func columnsOf(targets []target) columns {
+	cols := columns{tailcall: -1, floor: -1}
+	for i, t := range targets {
+		switch t.name {
+		case "Tailcall":
+			cols.tailcall = i
+		case floorName:
+			cols.floor = i
+		}
+	}
+	return cols
+}
+
+// printOurs prints the facade's figures alone, one row per workload, with
+// the floor's req/s and CPU per answer when it ran.
+func printOurs(w io.Writer, wls []workload, results [][][]result, manyKeys int, cols columns) {
+	floorHead, floorRule := "", ""
+	if cols.floor >= 0 {
+		floorHead, floorRule = " net/http floor, 1 key / 64 keys: req/s | CPU µs/op |", "---:|---:|"
+	}
+	fmt.Fprintf(w, "| workload | 1 key: calls/op | req/s | p50 ms | p99 ms | CPU µs/op | %d keys: calls/op | req/s | p50 ms | p99 ms | CPU µs/op | sequential p50 ms |%s\n", manyKeys, floorHead)
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"+floorRule)
 	for wi, wl := range wls {
 		one, many, seq := results[wi][0][0], results[wi][1][0], results[wi][2][0]
-		fmt.Fprintf(w, "| %s | %s | %s | %s%s |\n", wl.name, cells(one), cells(many), ms(seq.p50), capped(seq))
+		floor := ""
+		if cols.floor >= 0 {
+			f1, f64 := results[wi][0][cols.floor], results[wi][1][cols.floor]
+			floor = fmt.Sprintf(" %.0f / %.0f | %s / %s |", f1.rps, f64.rps, us(f1.cpuPerOp), us(f64.cpuPerOp))
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s%s |%s\n", wl.name, cells(one), cells(many), ms(seq.p50), capped(seq), floor)
 	}
 }
 
 // printSideBySide prints a table per mode, the facade's figures and
 // Tailcall's in each cell, with their ratio where it says who is faster.
-func printSideBySide(w io.Writer, wls []workload, modes []mode, results [][][]result) {
+func printSideBySide(w io.Writer, wls []workload, modes []mode, results [][][]result, cols columns) {
 	for mi, m := range modes {
 		fmt.Fprintf(w, "\n%s: %d client(s), upstream latency %s, %d requests each; (ratio) = ours / Tailcall\n\n", m.name, m.c, m.latency, m.n)
 		if m.c == 1 {
 			fmt.Fprintln(w, "| workload | calls ours / Tailcall | p50 ms ours / Tailcall |")
 			fmt.Fprintln(w, "|---|---:|---:|")
 		} else {
-			fmt.Fprintln(w, "| workload | calls ours / Tailcall | req/s ours / Tailcall | p50 ms ours / Tailcall | p99 ms ours / Tailcall | CPU µs/op ours / Tailcall |")
-			fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|")
+			floorHead, floorRule := "", ""
+			if cols.floor >= 0 {
+				floorHead, floorRule = " net/http floor: req/s, CPU µs/op |", "---:|"
+			}
+			fmt.Fprintln(w, "| workload | calls ours / Tailcall | req/s ours / Tailcall | p50 ms ours / Tailcall | p99 ms ours / Tailcall | CPU µs/op ours / Tailcall |"+floorHead)
+			fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|"+floorRule)
 		}
 		for wi, wl := range wls {
-			ours, tc := results[wi][mi][0], results[wi][mi][1]
+			ours, tc := results[wi][mi][0], results[wi][mi][cols.tailcall]
 			calls := fmt.Sprintf("%.2f / %.2f", ours.callsPerOp, tc.callsPerOp)
 			p50 := pair(ms(ours.p50), ms(tc.p50), ours.p50.Seconds()/tc.p50.Seconds())
 			if m.c == 1 {
@@ -300,7 +390,12 @@ func printSideBySide(w io.Writer, wls []workload, modes []mode, results [][][]re
 			rps := pair(fmt.Sprintf("%.0f", ours.rps), fmt.Sprintf("%.0f", tc.rps), ours.rps/tc.rps)
 			p99 := pair(ms(ours.p99), ms(tc.p99), ours.p99.Seconds()/tc.p99.Seconds())
 			cpu := pair(us(ours.cpuPerOp), us(tc.cpuPerOp), ours.cpuPerOp.Seconds()/tc.cpuPerOp.Seconds())
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s%s |\n", wl.name, calls, rps, p50, p99, cpu, cappedPair(ours, tc))
+			floor := ""
+			if cols.floor >= 0 {
+				f := results[wi][mi][cols.floor]
+				floor = fmt.Sprintf(" %.0f, %s |", f.rps, us(f.cpuPerOp))
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s%s |%s\n", wl.name, calls, rps, p50, p99, cpu, cappedPair(ours, tc), floor)
 		}
 	}
 }

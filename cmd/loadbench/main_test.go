@@ -5,10 +5,37 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 )
+
+// TestMain serves the floor when a run of the tests starts this binary as
+// the floor (see startFloor).
+func TestMain(m *testing.M) {
+	if addr := os.Getenv(floorEnv); addr != "" {
+		if err := serveFloor(addr); err != nil {
+			panic(err)
+		}
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// With -floor, each row also holds the floor's req/s and CPU per answer,
+// measured on the facade's own answers (every one checked).
+func TestRun_Floor(t *testing.T) {
+	var out bytes.Buffer
+	cfg := config{c: 4, n: 40, seqN: 2, timeout: 30 * time.Second, ours: oursInProcess, floor: true}
+	if err := run(&out, cfg); err != nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	row := regexp.MustCompile(`(?m)^\| W.* \| [1-9][0-9]* / [1-9][0-9]* \| [1-9][0-9]* / [1-9][0-9]* \|$`)
+	if rows := len(row.FindAllString(out.String(), -1)); rows != 6 {
+		t.Errorf("%d workload rows with the floor's req/s and CPU, want 6:\n%s", rows, out.String())
+	}
+}
 
 // A short run answers every workload without error and prints its row.
 func TestRun(t *testing.T) {
