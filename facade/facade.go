@@ -237,7 +237,6 @@ func newGraphQLServer(cfg Config, log *slog.Logger) *handler.Server {
 		Complexity: graph.Complexity(),
 	}))
 	srv.AddTransport(transport.Options{})
-	srv.AddTransport(transport.GET{})
 	var obs *observer
 	if cfg.Metrics != nil || cfg.TracerProvider != nil {
 		obs = &observer{metrics: cfg.Metrics}
@@ -297,6 +296,7 @@ func newGraphQLServer(cfg Config, log *slog.Logger) *handler.Server {
 	if obs != nil {
 		waited = append([]graphql.ResponseMiddleware{obs.InterceptResponse}, answered...)
 	}
+	srv.AddTransport(getTransport{shares: shares, answered: through(waited...)})
 	srv.AddTransport(postTransport{shares: shares, answered: through(waited...)}) // decodes nothing: overHTTP did
 	return srv
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"suregql/graph"
@@ -84,21 +85,58 @@ func (t postTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.G
 		return
 	}
 	status, withData := http.StatusOK, true
-	resp := t.shares.answer(ctx, requestIdentity{apiKey: sharingKey(ctx), body: req.body},
+	id := requestIdentity{apiKey: sharingKey(ctx), method: http.MethodPost, request: req.body}
+	resp := t.shares.answer(ctx, id,
 		func(ctx context.Context) *graphql.Response {
 			var resp *graphql.Response
 			status, resp, withData = execute(ctx, exec, req.params, r.Header, media)
 			return resp
 		},
 		func(ctx context.Context, shared sharedAnswer) *graphql.Response {
-			return t.answered(graphql.WithOperationContext(ctx, &graphql.OperationContext{
-				RawQuery: req.params.Query, Variables: req.params.Variables, OperationName: req.params.OperationName,
-				Extensions: req.params.Extensions, Headers: r.Header, Doc: shared.doc, Operation: shared.operation,
-				Stats: graphql.Stats{OperationStart: graphql.GetStartTime(ctx)},
-			}), graphql.OneShot(shared.answer))
+			return t.answered(waitedContext(ctx, req.params.Query, req.params.OperationName, r.Header, shared), graphql.OneShot(shared.answer))
 		})
 	w.WriteHeader(status)
 	writeAnswer(w, resp, withData)
+}
+
+// getTransport is gqlgen's GET transport, with identical GETs of a key in
+// flight together run once, as postTransport runs POSTs (see
+// sharedQueries). gqlgen picks the answer's media type as answerMedia does,
+// and writes a successful answer as writeAnswer does.
+type getTransport struct {
+	transport.GET
+	shares   *sharedQueries
+	answered func(ctx context.Context, answer graphql.ResponseHandler) *graphql.Response
+}
+
+func (t getTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	ctx := r.Context()
+	id := requestIdentity{apiKey: sharingKey(ctx), method: http.MethodGet, request: r.URL.RawQuery}
+	resp := t.shares.answer(ctx, id,
+		func(ctx context.Context) *graphql.Response {
+			t.GET.Do(w, r.WithContext(ctx), exec)
+			return nil // written
+		},
+		func(ctx context.Context, shared sharedAnswer) *graphql.Response {
+			q := r.URL.Query()
+			return t.answered(waitedContext(ctx, q.Get("query"), q.Get("operationName"), r.Header, shared), graphql.OneShot(shared.answer))
+		})
+	if resp == nil {
+		return
+	}
+	w.Header().Set("Content-Type", answerMedia(r.Header.Get("Accept")))
+	writeAnswer(w, resp, true)
+}
+
+// waitedContext returns the context a waiter's answer passes the response
+// middlewares in: an operation context naming the operation the leader
+// answered, started when the waiter's request arrived.
+func waitedContext(ctx context.Context, query, operationName string, header http.Header, shared sharedAnswer) context.Context {
+	return graphql.WithOperationContext(ctx, &graphql.OperationContext{
+		RawQuery: query, OperationName: operationName, Headers: header,
+		Doc: shared.doc, Operation: shared.operation,
+		Stats: graphql.Stats{OperationStart: graphql.GetStartTime(ctx)},
+	})
 }
 
 // sharingKey is the API key a request may share executions under: its

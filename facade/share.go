@@ -16,7 +16,7 @@ import (
 // at the same moment share one execution: the first runs the operation,
 // the others wait for its answer and skip the whole of GraphQL (parsing,
 // validation, the limits, execution). Identical means the same key and
-// the same POST body, byte for byte.
+// the same POST body, or the same GET query string, byte for byte.
 //
 // A waiting caller takes the answer only when it is one its own execution
 // would have given, started a moment earlier: the operation is a query
@@ -37,7 +37,7 @@ import (
 // answer read before it.
 //
 // Entries live as long as their execution: the map holds at most one per
-// request in flight, and its key holds the body (at most maxBodyBytes).
+// request in flight, and its key holds the request (at most maxBodyBytes).
 type sharedQueries struct {
 	mu       sync.Mutex
 	inFlight map[requestIdentity]*sharedQuery
@@ -47,8 +47,9 @@ type sharedQueries struct {
 // The answer's media type is not part of it: an answer that is shared has
 // data and no errors, and reads the same in both.
 type requestIdentity struct {
-	apiKey string
-	body   string
+	apiKey  string
+	method  string
+	request string // a POST's body, a GET's query string
 }
 
 // sharedQuery is one execution others may wait for.

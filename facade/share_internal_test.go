@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -97,7 +98,7 @@ func (e *shareEnv) send(o op) <-chan *graphql.Response {
 	}
 	out := make(chan *graphql.Response, 1)
 	go func() {
-		out <- e.s.answer(ctx, requestIdentity{apiKey: o.key, body: o.body}, exec, waited)
+		out <- e.s.answer(ctx, requestIdentity{apiKey: o.key, method: http.MethodPost, request: o.body}, exec, waited)
 	}()
 	return out
 }
@@ -254,12 +255,18 @@ func (rt roundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 	return rec.Result(), nil
 }
 
-// TestSharedQueries_OverHTTP sends identical POSTs of one key through the
-// whole handler while the first waits on the upstream: one execution and
-// one call answer them all, and each answer is still its caller's own,
-// with its request id, its own count of calls, its log line and its place
-// in the metrics.
+// TestSharedQueries_OverHTTP sends identical POSTs, or GETs, of one key
+// through the whole handler while the first waits on the upstream: one
+// execution and one call answer them all, and each answer is still its
+// caller's own, with its request id, its own count of calls, its log line
+// and its place in the metrics.
 func TestSharedQueries_OverHTTP(t *testing.T) {
+	for _, method := range []string{http.MethodPost, http.MethodGet} {
+		t.Run(method, func(t *testing.T) { testSharedOverHTTP(t, method) })
+	}
+}
+
+func testSharedOverHTTP(t *testing.T, method string) {
 	synctest.Test(t, func(t *testing.T) {
 		fake := restclienttest.New()
 		client, err := restclient.New("http://sure.test", restclient.WithHTTPClient(&http.Client{Transport: roundTripper{fake}}))
@@ -273,10 +280,13 @@ func TestSharedQueries_OverHTTP(t *testing.T) {
 		co := &restcache.Coalescer{}
 		h := New(Config{Upstream: client, Log: log, Metrics: m, Coalescer: co, DisablePlayground: true})
 
+		const query = "query Shared { categories(first: 3) { nodes { name } } }"
 		post := func(reqID string) *httptest.ResponseRecorder {
-			body := `{"query":"query Shared { categories(first: 3) { nodes { name } } }"}`
-			r := httptest.NewRequest(http.MethodPost, "/graphql", strings.NewReader(body))
+			r := httptest.NewRequest(http.MethodPost, "/graphql", strings.NewReader(`{"query":"`+query+`"}`))
 			r.Header.Set("Content-Type", "application/json")
+			if method == http.MethodGet {
+				r = httptest.NewRequest(http.MethodGet, "/graphql?query="+url.QueryEscape(query), nil)
+			}
 			r.Header.Set("X-Api-Key", restclienttest.DemoKey)
 			r.Header.Set(requestid.Header, reqID)
 			rec := httptest.NewRecorder()
