@@ -201,8 +201,11 @@ func notRun(err error) *gqlerror.Error {
 // answerMedia picks the answer's media type from Accept: the first of
 // ours it names, application/json for none or a wildcard.
 func answerMedia(accept string) string {
-	if accept == "" {
+	switch accept { // the common values, without parsing
+	case "", mediaJSON:
 		return mediaJSON
+	case mediaGraphQLResponse:
+		return mediaGraphQLResponse
 	}
 	for part := range strings.SplitSeq(accept, ",") {
 		mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
