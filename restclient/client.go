@@ -581,7 +581,7 @@ func (c *Client) once(ctx context.Context, method, path string, query url.Values
 	if resp.StatusCode >= 300 {
 		limit = maxErrorBody
 	}
-	data, readErr := io.ReadAll(io.LimitReader(resp.Body, limit))
+	data, readErr := readAnswer(resp, limit)
 	if readErr != nil {
 		// The connection broke mid-answer: as for any transport error (Status
 		// 0), a GET may be retried.
@@ -598,6 +598,20 @@ func (c *Client) once(ctx context.Context, method, path string, query url.Values
 	c.observe(ctx, call)
 	return &Response{Status: resp.StatusCode, Body: data, RateLimit: call.RateLimit}, nil
 }
+
+// readAnswer reads at most limit bytes of resp's body into one buffer
+// sized by Content-Length when the server sent it, rather than one grown by
+// doubling from 512 bytes. The size announced is trusted up to
+// maxPresized: past that the buffer grows with what actually arrives.
+func readAnswer(resp *http.Response, limit int64) ([]byte, error) {
+	buf := bytes.NewBuffer(make([]byte, 0, min(max(resp.ContentLength, 0), limit, maxPresized)+bytes.MinRead))
+	_, err := buf.ReadFrom(io.LimitReader(resp.Body, limit))
+	return buf.Bytes(), err
+}
+
+// maxPresized bounds the buffer an answer's Content-Length makes readAnswer
+// allocate before any byte arrived.
+const maxPresized = 1 << 20
 
 func (c *Client) observe(ctx context.Context, call Call) {
 	if c.observer != nil {
