@@ -285,16 +285,18 @@ func newGraphQLServer(cfg Config, log *slog.Logger) *handler.Server {
 	for _, m := range answered {
 		srv.AroundResponses(m)
 	}
-	srv.AroundResponses(querylimit.LimitResponse(cfg.MaxResponseBytes)) // the others see its answer
+	limitResponse := querylimit.LimitResponse(cfg.MaxResponseBytes)
+	srv.AroundResponses(limitResponse) // the others see its answer
 	// Innermost, around the execution itself: identical queries of a key
 	// in flight together run once (see sharedQueries). Their waiters skip
 	// the executor, so the transport gives their answers what the
-	// executor's middlewares give every answer, the observer's included.
+	// executor's middlewares give every answer, the observer's and the
+	// response-size limit included.
 	shares := newSharedQueries()
 	srv.AroundResponses(shares.middleware)
-	waited := answered
+	waited := slices.Concat(answered, []graphql.ResponseMiddleware{limitResponse})
 	if obs != nil {
-		waited = append([]graphql.ResponseMiddleware{obs.InterceptResponse}, answered...)
+		waited = slices.Concat([]graphql.ResponseMiddleware{obs.InterceptResponse}, waited)
 	}
 	srv.AddTransport(getTransport{shares: shares, answered: through(waited...)})
 	srv.AddTransport(postTransport{shares: shares, answered: through(waited...)}) // decodes nothing: overHTTP did

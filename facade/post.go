@@ -101,8 +101,8 @@ func (t postTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.G
 
 // getTransport is gqlgen's GET transport, with identical GETs of a key in
 // flight together run once, as postTransport runs POSTs (see
-// sharedQueries). gqlgen picks the answer's media type as answerMedia does,
-// and writes a successful answer as writeAnswer does.
+// sharedQueries). gqlgen picks the answer's media type as answerMedia does;
+// a waiter's answer is encoded as gqlgen encodes the leader's.
 type getTransport struct {
 	transport.GET
 	shares   *sharedQueries
@@ -125,7 +125,11 @@ func (t getTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 		return
 	}
 	w.Header().Set("Content-Type", answerMedia(r.Header.Get("Accept")))
-	writeAnswer(w, resp, true)
+	b, err := json.Marshal(resp) // as gqlgen writes a GET's answer, byte for byte
+	if err != nil {
+		panic(err) // recovered by net/http; an answer that cannot be encoded is a bug
+	}
+	_, _ = w.Write(b)
 }
 
 // waitedContext returns the context a waiter's answer passes the response

@@ -3,12 +3,14 @@ package facade
 import (
 	"context"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"suregql/graph"
 	"suregql/planner"
 )
 
@@ -21,16 +23,19 @@ import (
 // A waiting caller takes the answer only when it is one its own execution
 // would have given, started a moment earlier: the operation is a query
 // without @defer, its execution ran to its end (its caller's context did
-// not end first) and it answered without any error (a failure may be
-// transient, and the caller then tries for itself, as a caller of a failed
-// coalesced GET does). Otherwise, and when its own context ends first, it
-// executes the operation itself.
+// not end first), and it answered without errors or with errors that the
+// same request gets every time (see deterministicCodes). After any other
+// failure (a transient one: the upstream unavailable, a rate limit) the
+// caller tries for itself, with what its own deadline has left, as a
+// caller of a failed coalesced GET does; and so it does at once when the
+// operation turns out to be no shareable query (a mutation, @defer), and
+// when its own context ends first.
 //
 // Each caller keeps its own answer's extensions, log line, metrics and
-// span: its request id, and its own upstream calls (none for a caller
-// answered by another's execution, as for a GET answered by another
-// caller's: extensions.upstream.calls stays the count of the calls made
-// for that request).
+// span, and passes the response-size limit: its request id, and its own
+// upstream calls (none for a caller answered by another's execution, as
+// for a GET answered by another caller's: extensions.upstream.calls stays
+// the count of the calls made for that request).
 //
 // A key's mutation unlists the key's executions in flight when it starts
 // and when it ends, so that a query sent after a write never takes an
@@ -39,13 +44,15 @@ import (
 // Entries live as long as their execution: the map holds at most one per
 // request in flight, and its key holds the request (at most maxBodyBytes).
 type sharedQueries struct {
-	mu       sync.Mutex
-	inFlight map[requestIdentity]*sharedQuery
+	mu sync.Mutex
+	// inFlight holds the executions others may join, by API key: a
+	// mutation unlists its key's at once.
+	inFlight map[string]map[requestIdentity]*sharedQuery
 }
 
 // requestIdentity is what two requests must share to share an execution.
-// The answer's media type is not part of it: an answer that is shared has
-// data and no errors, and reads the same in both.
+// The answer's media type is not part of it: a shared answer reads the
+// same in both.
 type requestIdentity struct {
 	apiKey  string
 	method  string
@@ -73,10 +80,23 @@ type sharedAnswer struct {
 	doc       *ast.QueryDocument
 }
 
+// deterministicCodes are the error codes a query's answer may carry and
+// still be shared: what the same request, sent a moment later, is answered
+// every time (the caller's input, the key's rights, an id the upstream
+// does not know), unlike a transient failure that a second try may not
+// meet.
+var deterministicCodes = map[string]bool{
+	graph.CodeBadUserInput:     true,
+	graph.CodeNotFound:         true,
+	graph.CodeUnauthenticated:  true,
+	graph.CodeForbidden:        true,
+	graph.CodeUpstreamRejected: true,
+}
+
 type leaderKey struct{}
 
 func newSharedQueries() *sharedQueries {
-	return &sharedQueries{inFlight: map[requestIdentity]*sharedQuery{}}
+	return &sharedQueries{inFlight: map[string]map[requestIdentity]*sharedQuery{}}
 }
 
 // answer answers the request id: when an identical one is in flight, with
@@ -105,40 +125,55 @@ func (s *sharedQueries) answer(ctx context.Context, id requestIdentity, exec gra
 }
 
 // middleware is the innermost response middleware: it wraps the execution
-// of the operation's fields, and publishes a leader's answer to its
-// waiters when they may take it.
+// of the operation's fields, and tells a leader's waiters, as soon as it
+// knows, whether they may take its answer.
 func (s *sharedQueries) middleware(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	q, _ := ctx.Value(leaderKey{}).(*sharedQuery) // nil: not a leader
 	if !graphql.HasOperationContext(ctx) {
+		s.release(q)
 		return next(ctx)
 	}
 	oc := graphql.GetOperationContext(ctx)
-	q, _ := ctx.Value(leaderKey{}).(*sharedQuery)
-	if oc.Operation == nil {
+	switch {
+	case oc.Operation == nil:
+		s.release(q)
 		return next(ctx)
-	}
-	switch oc.Operation.Operation {
-	case ast.Query:
-	case ast.Mutation:
+	case oc.Operation.Operation == ast.Mutation:
+		s.release(q)
 		if l := planner.From(ctx); l != nil && l.KeyError() == nil {
 			apiKey := l.Client().APIKey()
 			s.unlist(apiKey)
 			defer s.unlist(apiKey)
 		}
 		return next(ctx)
-	default:
+	case q == nil:
 		return next(ctx)
-	}
-	if q == nil || strings.Contains(oc.RawQuery, "defer") {
+	case oc.Operation.Operation != ast.Query || strings.Contains(oc.RawQuery, "defer"):
+		s.release(q)
 		return next(ctx)
 	}
 	resp := next(ctx)
-	if resp != nil && len(resp.Errors) == 0 && resp.HasNext == nil && ctx.Err() == nil {
+	if shareable(resp) && ctx.Err() == nil {
 		// A copy: the caller's outer middlewares add to resp.
-		shared := answerFor(resp)
-		shared.Errors = nil // none; and no backing array to append to
-		s.finish(q, &sharedAnswer{answer: shared, operation: oc.Operation, doc: oc.Doc})
+		s.finish(q, &sharedAnswer{answer: answerFor(resp), operation: oc.Operation, doc: oc.Doc})
+	} else {
+		s.release(q)
 	}
 	return resp
+}
+
+// shareable reports whether resp, a query's whole answer, is one others
+// may take: no error but deterministic ones.
+func shareable(resp *graphql.Response) bool {
+	if resp == nil || resp.HasNext != nil {
+		return false
+	}
+	for _, err := range resp.Errors {
+		if code, _ := err.Extensions["code"].(string); !deterministicCodes[code] {
+			return false
+		}
+	}
+	return true
 }
 
 // join returns the execution of id in flight, or lists a new one (joined
@@ -146,12 +181,24 @@ func (s *sharedQueries) middleware(ctx context.Context, next graphql.ResponseHan
 func (s *sharedQueries) join(id requestIdentity) (q *sharedQuery, joined bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if q := s.inFlight[id]; q != nil {
+	byKey := s.inFlight[id.apiKey]
+	if q := byKey[id]; q != nil {
 		return q, true
 	}
+	if byKey == nil {
+		byKey = map[requestIdentity]*sharedQuery{}
+		s.inFlight[id.apiKey] = byKey
+	}
 	q = &sharedQuery{id: id, done: make(chan struct{})}
-	s.inFlight[id] = q
+	byKey[id] = q
 	return q, false
+}
+
+// release wakes q's waiters (q nil: none) to execute for themselves.
+func (s *sharedQueries) release(q *sharedQuery) {
+	if q != nil {
+		s.finish(q, nil)
+	}
 }
 
 // finish unlists q and wakes its waiters, with a (nil: none they may take)
@@ -159,8 +206,11 @@ func (s *sharedQueries) join(id requestIdentity) (q *sharedQuery, joined bool) {
 func (s *sharedQueries) finish(q *sharedQuery, a *sharedAnswer) {
 	q.once.Do(func() {
 		s.mu.Lock()
-		if s.inFlight[q.id] == q {
-			delete(s.inFlight, q.id)
+		if byKey := s.inFlight[q.id.apiKey]; byKey[q.id] == q {
+			delete(byKey, q.id)
+			if len(byKey) == 0 {
+				delete(s.inFlight, q.id.apiKey)
+			}
 		}
 		s.mu.Unlock()
 		if a != nil {
@@ -171,22 +221,19 @@ func (s *sharedQueries) finish(q *sharedQuery, a *sharedAnswer) {
 }
 
 // unlist stops apiKey's executions in flight from being joined; their
-// callers still get their answers. The map holds one entry per request
-// in flight, and mutations are rare.
+// callers still get their answers.
 func (s *sharedQueries) unlist(apiKey string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for id := range s.inFlight {
-		if id.apiKey == apiKey {
-			delete(s.inFlight, id)
-		}
-	}
+	delete(s.inFlight, apiKey)
 }
 
 // answerFor returns a caller's own copy of a shared answer: the data and
-// errors are shared (read-only), the extensions map is the caller's.
+// errors are shared (read-only), the extensions map and the list of
+// errors (an append reallocates it) are the caller's.
 func answerFor(shared *graphql.Response) *graphql.Response {
 	resp := *shared
 	resp.Extensions = maps.Clone(shared.Extensions)
+	resp.Errors = slices.Clip(shared.Errors)
 	return &resp
 }
