@@ -23,7 +23,7 @@ import (
 func benchOperation(b *testing.B, key, query string, configure ...func(*facade.Config)) {
 	up := restclienttest.New()
 	up.SetRateLimit(key, 1<<30)
-	client, err := restclient.New("http://sure.test", restclient.WithHTTPClient(&http.Client{Transport: handlerTransport{up}}))
+	client, err := restclient.New("http://sure.test", restclient.WithHTTPClient(&http.Client{Transport: facade.HandlerTransport{Handler: up}}))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -44,15 +44,6 @@ func benchOperation(b *testing.B, key, query string, configure ...func(*facade.C
 			b.Fatalf("status %d: %s", rec.Code, rec.Body.String())
 		}
 	}
-}
-
-// handlerTransport answers HTTP requests with an in-process handler.
-type handlerTransport struct{ h http.Handler }
-
-func (t handlerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	rec := httptest.NewRecorder()
-	t.h.ServeHTTP(rec, r)
-	return rec.Result(), nil
 }
 
 func quote(s string) string {
@@ -97,7 +88,7 @@ func benchConcurrent(b *testing.B, keyOf func(client int) string) {
 		up.SetRateLimit(keyOf(i), 1<<30)
 	}
 	up.SetDelay(time.Millisecond)
-	client, err := restclient.New("http://sure.test", restclient.WithHTTPClient(&http.Client{Transport: handlerTransport{up}}))
+	client, err := restclient.New("http://sure.test", restclient.WithHTTPClient(&http.Client{Transport: facade.HandlerTransport{Handler: up}}))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -21,7 +21,7 @@ import (
 func productionHandler(tb testing.TB, cfg facade.Config) (http.Handler, *restclienttest.Server) {
 	tb.Helper()
 	up := restclienttest.New()
-	client, err := restclient.New("http://sure.test", restclient.WithHTTPClient(&http.Client{Transport: handlerTransport{up}}))
+	client, err := restclient.New("http://sure.test", restclient.WithHTTPClient(&http.Client{Transport: facade.HandlerTransport{Handler: up}}))
 	if err != nil {
 		tb.Fatal(err)
 	}

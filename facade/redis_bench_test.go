@@ -26,7 +26,7 @@ func benchCache(b *testing.B, onRedis, hit bool) {
 	const query = `{ categories(first: 10) { nodes { id name } } }`
 	up := restclienttest.New()
 	up.SetRateLimit(restclienttest.DemoKey, 1<<30)
-	client, err := restclient.New("http://sure.test", restclient.WithHTTPClient(&http.Client{Transport: handlerTransport{up}}))
+	client, err := restclient.New("http://sure.test", restclient.WithHTTPClient(&http.Client{Transport: facade.HandlerTransport{Handler: up}}))
 	if err != nil {
 		b.Fatal(err)
 	}

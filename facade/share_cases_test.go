@@ -43,7 +43,7 @@ func newShareCase(t *testing.T, upstream func(http.Handler) http.Handler, adjust
 	if upstream != nil {
 		up = upstream(fake)
 	}
-	client, err := restclient.New("http://sure.test", restclient.WithHTTPClient(&http.Client{Transport: roundTripper{up}}))
+	client, err := restclient.New("http://sure.test", restclient.WithHTTPClient(&http.Client{Transport: HandlerTransport{Handler: up}}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -245,16 +244,6 @@ func TestSharedQueries_AnswersAreEachCallersOwn(t *testing.T) {
 	})
 }
 
-// roundTripper serves a client's requests with a handler, in process: a
-// synctest bubble then holds the upstream too.
-type roundTripper struct{ h http.Handler }
-
-func (rt roundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
-	rec := httptest.NewRecorder()
-	rt.h.ServeHTTP(rec, r)
-	return rec.Result(), nil
-}
-
 // TestSharedQueries_OverHTTP sends identical POSTs, or GETs, of one key
 // through the whole handler while the first waits on the upstream: one
 // execution and one call answer them all, and each answer is still its
@@ -269,13 +258,12 @@ func TestSharedQueries_OverHTTP(t *testing.T) {
 func testSharedOverHTTP(t *testing.T, method string) {
 	synctest.Test(t, func(t *testing.T) {
 		fake := restclienttest.New()
-		client, err := restclient.New("http://sure.test", restclient.WithHTTPClient(&http.Client{Transport: roundTripper{fake}}))
+		client, err := restclient.New("http://sure.test", restclient.WithHTTPClient(&http.Client{Transport: HandlerTransport{Handler: fake}}))
 		if err != nil {
 			t.Fatal(err)
 		}
-		var logged bytes.Buffer
-		var logMu sync.Mutex
-		log := slog.New(slog.NewJSONHandler(&lockedWriter{w: &logged, mu: &logMu}, nil))
+		var logged bytes.Buffer // written by the handler, one line at a time under its lock
+		log := slog.New(slog.NewJSONHandler(&logged, nil))
 		m := metrics.New()
 		co := &restcache.Coalescer{}
 		h := New(Config{Upstream: client, Log: log, Metrics: m, Coalescer: co, DisablePlayground: true})
@@ -365,16 +353,4 @@ func testSharedOverHTTP(t *testing.T, method string) {
 			t.Errorf("metrics lack %s:\n%s", want, rec.Body)
 		}
 	})
-}
-
-// lockedWriter serializes the writes of concurrent log lines.
-type lockedWriter struct {
-	w  io.Writer
-	mu *sync.Mutex
-}
-
-func (l *lockedWriter) Write(b []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(b)
 }

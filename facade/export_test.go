@@ -1,0 +1,17 @@
+package facade
+
+import (
+	"net/http"
+	"net/http/httptest"
+)
+
+// HandlerTransport is an http.RoundTripper that answers with Handler in
+// this process, without a network: the upstream of the benchmarks, and of
+// tests whose synctest bubble must hold the upstream too.
+type HandlerTransport struct{ Handler http.Handler }
+
+func (t HandlerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	rec := httptest.NewRecorder()
+	t.Handler.ServeHTTP(rec, r)
+	return rec.Result(), nil
+}
