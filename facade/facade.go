@@ -288,18 +288,18 @@ func newGraphQLServer(cfg Config, log *slog.Logger) *handler.Server {
 	limitResponse := querylimit.LimitResponse(cfg.MaxResponseBytes)
 	srv.AroundResponses(limitResponse) // the others see its answer
 	// Innermost, around the execution itself: identical queries of a key
-	// in flight together run once (see sharedQueries). Their waiters skip
-	// the executor, so the transport gives their answers what the
-	// executor's middlewares give every answer, the observer's and the
+	// in flight together run once (see sharedQueries); the transports ask
+	// it. Their waiters skip the executor, so it gives their answers what
+	// the executor's middlewares give every answer, the observer's and the
 	// response-size limit included.
-	shares := newSharedQueries()
-	srv.AroundResponses(shares.middleware)
 	waited := slices.Concat(answered, []graphql.ResponseMiddleware{limitResponse})
 	if obs != nil {
 		waited = slices.Concat([]graphql.ResponseMiddleware{obs.InterceptResponse}, waited)
 	}
-	srv.AddTransport(getTransport{shares: shares, answered: through(waited...)})
-	srv.AddTransport(postTransport{shares: shares, answered: through(waited...)}) // decodes nothing: overHTTP did
+	shares := newSharedQueries(through(waited...))
+	srv.AroundResponses(shares.middleware)
+	srv.AddTransport(getTransport{shares: shares})
+	srv.AddTransport(postTransport{shares: shares}) // decodes nothing: overHTTP did
 	return srv
 }
 

@@ -57,10 +57,6 @@ func withPosted(ctx context.Context, params *graphql.RawParams, body []byte) con
 //     answerBatch).
 type postTransport struct {
 	shares *sharedQueries // nil: none
-	// answered passes an answer through what every answer of an operation
-	// carries (request id, cost report, log line, metrics): a shared
-	// answer's waiter, which skips the executor, gets them here.
-	answered func(ctx context.Context, answer graphql.ResponseHandler) *graphql.Response
 }
 
 var _ graphql.Transport = postTransport{}
@@ -85,16 +81,15 @@ func (t postTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.G
 		return
 	}
 	status, withData := http.StatusOK, true
-	id := requestIdentity{apiKey: sharingKey(ctx), method: http.MethodPost, request: req.body}
-	resp := t.shares.answer(ctx, id,
-		func(ctx context.Context) *graphql.Response {
-			var resp *graphql.Response
-			status, resp, withData = execute(ctx, exec, req.params, r.Header, media)
-			return resp
-		},
-		func(ctx context.Context, shared sharedAnswer) *graphql.Response {
-			return t.answered(waitedContext(ctx, req.params.Query, req.params.OperationName, r.Header, shared), graphql.OneShot(shared.answer))
-		})
+	shared := sharedRequest{
+		id:    requestIdentity{apiKey: sharingKey(ctx), method: http.MethodPost, request: req.body},
+		query: req.params.Query, operationName: req.params.OperationName, header: r.Header,
+	}
+	resp := t.shares.answer(ctx, shared, func(ctx context.Context) *graphql.Response {
+		var resp *graphql.Response
+		status, resp, withData = execute(ctx, exec, req.params, r.Header, media)
+		return resp
+	})
 	w.WriteHeader(status)
 	writeAnswer(w, resp, withData)
 }
@@ -105,22 +100,20 @@ func (t postTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.G
 // a waiter's answer is encoded as gqlgen encodes the leader's.
 type getTransport struct {
 	transport.GET
-	shares   *sharedQueries
-	answered func(ctx context.Context, answer graphql.ResponseHandler) *graphql.Response
+	shares *sharedQueries // nil: none
 }
 
 func (t getTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	ctx := r.Context()
-	id := requestIdentity{apiKey: sharingKey(ctx), method: http.MethodGet, request: r.URL.RawQuery}
-	resp := t.shares.answer(ctx, id,
-		func(ctx context.Context) *graphql.Response {
-			t.GET.Do(w, r.WithContext(ctx), exec)
-			return nil // written
-		},
-		func(ctx context.Context, shared sharedAnswer) *graphql.Response {
-			q := r.URL.Query()
-			return t.answered(waitedContext(ctx, q.Get("query"), q.Get("operationName"), r.Header, shared), graphql.OneShot(shared.answer))
-		})
+	query := r.URL.Query()
+	shared := sharedRequest{
+		id:    requestIdentity{apiKey: sharingKey(ctx), method: http.MethodGet, request: r.URL.RawQuery},
+		query: query.Get("query"), operationName: query.Get("operationName"), header: r.Header,
+	}
+	resp := t.shares.answer(ctx, shared, func(ctx context.Context) *graphql.Response {
+		t.GET.Do(w, r.WithContext(ctx), exec)
+		return nil // written
+	})
 	if resp == nil {
 		return
 	}
@@ -130,17 +123,6 @@ func (t getTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 		panic(err) // recovered by net/http; an answer that cannot be encoded is a bug
 	}
 	_, _ = w.Write(b)
-}
-
-// waitedContext returns the context a waiter's answer passes the response
-// middlewares in: an operation context naming the operation the leader
-// answered, started when the waiter's request arrived.
-func waitedContext(ctx context.Context, query, operationName string, header http.Header, shared sharedAnswer) context.Context {
-	return graphql.WithOperationContext(ctx, &graphql.OperationContext{
-		RawQuery: query, OperationName: operationName, Headers: header,
-		Doc: shared.doc, Operation: shared.operation,
-		Stats: graphql.Stats{OperationStart: graphql.GetStartTime(ctx)},
-	})
 }
 
 // sharingKey is the API key a request may share executions under: its

@@ -3,6 +3,7 @@ package facade
 import (
 	"context"
 	"maps"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -44,10 +45,24 @@ import (
 // Entries live as long as their execution: the map holds at most one per
 // request in flight, and its key holds the request (at most maxBodyBytes).
 type sharedQueries struct {
+	// answered passes a waiter's answer through what every answer of an
+	// operation carries (request id, cost report, log line, metrics, the
+	// response-size limit): the waiter skips the executor, whose response
+	// middlewares give them to the others.
+	answered func(context.Context, graphql.ResponseHandler) *graphql.Response
+
 	mu sync.Mutex
 	// inFlight holds the executions others may join, by API key: a
 	// mutation unlists its key's at once.
 	inFlight map[string]map[requestIdentity]*sharedQuery
+}
+
+// sharedRequest is a request as the sharing sees it: its identity, and
+// what a waiter's log line and metrics name it by.
+type sharedRequest struct {
+	id                   requestIdentity
+	query, operationName string
+	header               http.Header
 }
 
 // requestIdentity is what two requests must share to share an execution.
@@ -72,8 +87,8 @@ type sharedQuery struct {
 	doc       *ast.QueryDocument
 }
 
-// sharedAnswer is what a waiter is handed: the leader's answer and the
-// operation it answered.
+// sharedAnswer is what a leader publishes: its answer and the operation
+// it answered.
 type sharedAnswer struct {
 	answer    *graphql.Response
 	operation *ast.OperationDefinition
@@ -95,21 +110,21 @@ var deterministicCodes = map[string]bool{
 
 type leaderKey struct{}
 
-func newSharedQueries() *sharedQueries {
-	return &sharedQueries{inFlight: map[string]map[requestIdentity]*sharedQuery{}}
+// newSharedQueries returns an empty sharedQueries whose waiters' answers
+// pass through answered.
+func newSharedQueries(answered func(context.Context, graphql.ResponseHandler) *graphql.Response) *sharedQueries {
+	return &sharedQueries{answered: answered, inFlight: map[string]map[requestIdentity]*sharedQuery{}}
 }
 
-// answer answers the request id: when an identical one is in flight, with
-// its answer passed through own (which adds what is the caller's own);
-// otherwise, or when that answer cannot be shared, with exec's. A nil
+// answer answers req: when an identical request is in flight, with its
+// answer, made the caller's own; otherwise, or when that answer cannot be
+// shared, with exec's (nil when exec wrote the answer itself). A nil
 // sharedQueries always runs exec.
-func (s *sharedQueries) answer(ctx context.Context, id requestIdentity, exec graphql.ResponseHandler,
-	own func(context.Context, sharedAnswer) *graphql.Response,
-) *graphql.Response {
-	if s == nil || id.apiKey == "" {
+func (s *sharedQueries) answer(ctx context.Context, req sharedRequest, exec graphql.ResponseHandler) *graphql.Response {
+	if s == nil || req.id.apiKey == "" {
 		return exec(ctx)
 	}
-	q, joined := s.join(id)
+	q, joined := s.join(req.id)
 	if !joined {
 		defer s.finish(q, nil) // also on a panic: waiters then execute for themselves
 		return exec(context.WithValue(ctx, leaderKey{}, q))
@@ -117,11 +132,22 @@ func (s *sharedQueries) answer(ctx context.Context, id requestIdentity, exec gra
 	select {
 	case <-q.done:
 		if q.answer != nil {
-			return own(ctx, sharedAnswer{answer: answerFor(q.answer), operation: q.operation, doc: q.doc})
+			return s.answered(waitedContext(ctx, req, q), graphql.OneShot(answerFor(q.answer)))
 		}
 	case <-ctx.Done():
 	}
 	return exec(ctx)
+}
+
+// waitedContext returns the context a waiter's answer passes the response
+// middlewares in: an operation context naming the operation q's leader
+// answered, started when the waiter's request arrived.
+func waitedContext(ctx context.Context, req sharedRequest, q *sharedQuery) context.Context {
+	return graphql.WithOperationContext(ctx, &graphql.OperationContext{
+		RawQuery: req.query, OperationName: req.operationName, Headers: req.header,
+		Doc: q.doc, Operation: q.operation,
+		Stats: graphql.Stats{OperationStart: graphql.GetStartTime(ctx)},
+	})
 }
 
 // middleware is the innermost response middleware: it wraps the execution

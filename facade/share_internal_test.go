@@ -45,10 +45,18 @@ func newShareEnv(t *testing.T) *shareEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &shareEnv{
-		t: t, s: newSharedQueries(), shared: &planner.Shared{Upstream: client}, release: make(chan struct{}),
+	e := &shareEnv{
+		t: t, shared: &planner.Shared{Upstream: client}, release: make(chan struct{}),
 		answer: func() *graphql.Response { return &graphql.Response{Data: json.RawMessage(`{"n":1}`)} },
 	}
+	// A waiter's answer passes here: it names the leader's operation.
+	e.s = newSharedQueries(func(ctx context.Context, answer graphql.ResponseHandler) *graphql.Response {
+		if op := graphql.GetOperationContext(ctx).Operation; op == nil || op.Name != "Op" {
+			t.Errorf("a waiter's answer names operation %+v, want the leader's", op)
+		}
+		return answer(ctx)
+	})
+	return e
 }
 
 // op describes one request.
@@ -67,14 +75,15 @@ const (
 func query(key, body string) op { return op{key: key, body: body, kind: ast.Query} }
 
 // send answers o on a goroutine, through sharedQueries as postTransport
-// does: an execution passes through the middleware; a waiter's answer is
-// the shared one, marked as such. The answer arrives on the channel.
+// does: an execution passes through the middleware. The answer arrives on
+// the channel.
 func (e *shareEnv) send(o op) <-chan *graphql.Response {
 	ctx := o.ctx
 	if ctx == nil {
 		ctx = e.t.Context()
 	}
 	ctx = planner.WithPlanner(ctx, planner.New(e.shared, o.key))
+	ctx = graphql.StartOperationTrace(ctx) // as gqlgen's handler does
 	exec := func(ctx context.Context) *graphql.Response {
 		ctx = graphql.WithOperationContext(ctx, &graphql.OperationContext{
 			RawQuery: "{ categories { nodes { id } } }", Doc: &ast.QueryDocument{},
@@ -89,15 +98,9 @@ func (e *shareEnv) send(o op) <-chan *graphql.Response {
 			return e.answer()
 		})
 	}
-	waited := func(_ context.Context, a sharedAnswer) *graphql.Response {
-		if a.operation == nil || a.operation.Name != "Op" {
-			e.t.Errorf("a waiter was handed operation %+v, want the leader's", a.operation)
-		}
-		return a.answer
-	}
 	out := make(chan *graphql.Response, 1)
 	go func() {
-		out <- e.s.answer(ctx, requestIdentity{apiKey: o.key, method: http.MethodPost, request: o.body}, exec, waited)
+		out <- e.s.answer(ctx, sharedRequest{id: requestIdentity{apiKey: o.key, method: http.MethodPost, request: o.body}}, exec)
 	}()
 	return out
 }
