@@ -79,16 +79,14 @@ type sharedQuery struct {
 	id   requestIdentity
 	done chan struct{}
 	once sync.Once // closes done
-	// answer is set before done closes when waiters may take it; it is
-	// never changed after (each waiter copies what it adds to). operation
-	// and doc are what the waiters' log lines, metrics and spans name.
-	answer    *graphql.Response
-	operation *ast.OperationDefinition
-	doc       *ast.QueryDocument
+	// published is set before done closes when waiters may take the
+	// answer; it is never changed after (each waiter copies what it adds
+	// to).
+	published *sharedAnswer
 }
 
-// sharedAnswer is what a leader publishes: its answer and the operation
-// it answered.
+// sharedAnswer is what a leader publishes: its answer, and the operation
+// it answered, which the waiters' log lines, metrics and spans name.
 type sharedAnswer struct {
 	answer    *graphql.Response
 	operation *ast.OperationDefinition
@@ -131,8 +129,8 @@ func (s *sharedQueries) answer(ctx context.Context, req sharedRequest, exec grap
 	}
 	select {
 	case <-q.done:
-		if q.answer != nil {
-			return s.answered(waitedContext(ctx, req, q), graphql.OneShot(answerFor(q.answer)))
+		if a := q.published; a != nil {
+			return s.answered(waitedContext(ctx, req, a), graphql.OneShot(answerFor(a.answer)))
 		}
 	case <-ctx.Done():
 	}
@@ -140,12 +138,12 @@ func (s *sharedQueries) answer(ctx context.Context, req sharedRequest, exec grap
 }
 
 // waitedContext returns the context a waiter's answer passes the response
-// middlewares in: an operation context naming the operation q's leader
-// answered, started when the waiter's request arrived.
-func waitedContext(ctx context.Context, req sharedRequest, q *sharedQuery) context.Context {
+// middlewares in: an operation context naming the operation a answers,
+// started when the waiter's request arrived.
+func waitedContext(ctx context.Context, req sharedRequest, a *sharedAnswer) context.Context {
 	return graphql.WithOperationContext(ctx, &graphql.OperationContext{
 		RawQuery: req.query, OperationName: req.operationName, Headers: req.header,
-		Doc: q.doc, Operation: q.operation,
+		Doc: a.doc, Operation: a.operation,
 		Stats: graphql.Stats{OperationStart: graphql.GetStartTime(ctx)},
 	})
 }
@@ -239,9 +237,7 @@ func (s *sharedQueries) finish(q *sharedQuery, a *sharedAnswer) {
 			}
 		}
 		s.mu.Unlock()
-		if a != nil {
-			q.answer, q.operation, q.doc = a.answer, a.operation, a.doc
-		}
+		q.published = a
 		close(q.done)
 	})
 }
