@@ -82,8 +82,8 @@ func (t postTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.G
 	}
 	status, withData := http.StatusOK, true
 	shared := sharedRequest{
-		id:    requestIdentity{apiKey: sharingKey(ctx), method: http.MethodPost, request: req.body},
-		query: req.params.Query, operationName: req.params.OperationName, header: r.Header,
+		id:     requestIdentity{apiKey: sharingKey(ctx), method: http.MethodPost, request: req.body},
+		header: r.Header, params: req.params,
 	}
 	resp := t.shares.answer(ctx, shared, func(ctx context.Context) *graphql.Response {
 		var resp *graphql.Response
@@ -105,10 +105,9 @@ type getTransport struct {
 
 func (t getTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	ctx := r.Context()
-	query := r.URL.Query()
 	shared := sharedRequest{
-		id:    requestIdentity{apiKey: sharingKey(ctx), method: http.MethodGet, request: r.URL.RawQuery},
-		query: query.Get("query"), operationName: query.Get("operationName"), header: r.Header,
+		id:     requestIdentity{apiKey: sharingKey(ctx), method: http.MethodGet, request: r.URL.RawQuery},
+		header: r.Header,
 	}
 	resp := t.shares.answer(ctx, shared, func(ctx context.Context) *graphql.Response {
 		t.GET.Do(w, r.WithContext(ctx), exec)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -57,12 +58,13 @@ type sharedQueries struct {
 	inFlight map[string]map[requestIdentity]*sharedQuery
 }
 
-// sharedRequest is a request as the sharing sees it: its identity, and
-// what a waiter's log line and metrics name it by.
+// sharedRequest is a request as the sharing sees it: its identity, its
+// headers, and, for a POST, its decoded parameters (a GET's are read from
+// its query string only for a waiter, which names them in its log line).
 type sharedRequest struct {
-	id                   requestIdentity
-	query, operationName string
-	header               http.Header
+	id     requestIdentity
+	header http.Header
+	params *graphql.RawParams // nil for a GET
 }
 
 // requestIdentity is what two requests must share to share an execution.
@@ -141,8 +143,14 @@ func (s *sharedQueries) answer(ctx context.Context, req sharedRequest, exec grap
 // middlewares in: an operation context naming the operation a answers,
 // started when the waiter's request arrived.
 func waitedContext(ctx context.Context, req sharedRequest, a *sharedAnswer) context.Context {
+	var query, operationName string
+	if req.params != nil {
+		query, operationName = req.params.Query, req.params.OperationName
+	} else if values, err := url.ParseQuery(req.id.request); err == nil {
+		query, operationName = values.Get("query"), values.Get("operationName")
+	}
 	return graphql.WithOperationContext(ctx, &graphql.OperationContext{
-		RawQuery: req.query, OperationName: req.operationName, Headers: req.header,
+		RawQuery: query, OperationName: operationName, Headers: req.header,
 		Doc: a.doc, Operation: a.operation,
 		Stats: graphql.Stats{OperationStart: graphql.GetStartTime(ctx)},
 	})
