@@ -2,11 +2,13 @@ package restclienttest
 
 import "net/http"
 
-// categoryJSON is the upstream's Category.
+// categoryJSON is the upstream's Category. Classification is left out by
+// Today's line (removed in v0.6.9, when categories lost their
+// classification).
 type categoryJSON struct {
 	ID                 string       `json:"id"`
 	Name               string       `json:"name"`
-	Classification     string       `json:"classification"`
+	Classification     string       `json:"classification,omitempty"`
 	Color              string       `json:"color"`
 	Icon               string       `json:"icon"`
 	Parent             *categoryRef `json:"parent"`
@@ -20,11 +22,10 @@ type categoryRef struct {
 	Name string `json:"name"`
 }
 
-func (c *category) toJSON() categoryJSON {
+func (c *category) toJSON(v Version) categoryJSON {
 	out := categoryJSON{
 		ID:                 c.id,
 		Name:               c.name,
-		Classification:     c.classification,
 		Color:              c.color,
 		Icon:               c.icon,
 		SubcategoriesCount: c.subcategories,
@@ -34,17 +35,25 @@ func (c *category) toJSON() categoryJSON {
 	if c.parent != nil {
 		out.Parent = &categoryRef{ID: c.parent.id, Name: c.parent.name}
 	}
+	if v == Legacy {
+		out.Classification = c.classification
+	}
 	return out
 }
 
 // listCategories is GET /api/v1/categories: the family's categories by name,
-// filtered by classification, roots_only and parent_id, a page at a time.
+// filtered by roots_only, parent_id and (Legacy only) classification, a page
+// at a time.
 func (s *Server) listCategories(c *call) response {
 	q := c.query
 	// Each filter applies only when its parameter is present (not blank), as
-	// in the upstream controller.
-	byClassification := q.present("classification")
-	rootsOnly := truthy(q["roots_only"])
+	// in the upstream controller. Today's line has no classification filter:
+	// the parameter is ignored and the whole list comes back.
+	byClassification := s.version == Legacy && q.present("classification")
+	rootsOnly := railsBoolean(q["roots_only"])
+	if s.version == Legacy {
+		rootsOnly = truthy(q["roots_only"])
+	}
 	byParent := q.present("parent_id")
 	// The parent_id quirk: a value that is not a UUID is cast to NULL, and
 	// "parent_id = NULL" becomes "parent_id IS NULL": the ROOT categories.
@@ -68,7 +77,7 @@ func (s *Server) listCategories(c *call) response {
 	page, from, to := paginate(len(matched), pageParam(q["page"]), categoriesPerPage(q["per_page"]))
 	out := make([]categoryJSON, 0, to-from)
 	for _, cat := range matched[from:to] {
-		out = append(out, cat.toJSON())
+		out = append(out, cat.toJSON(s.version))
 	}
 	return jsonResponse(http.StatusOK, struct {
 		Categories []categoryJSON `json:"categories"`
@@ -81,7 +90,7 @@ func (s *Server) listCategories(c *call) response {
 func (s *Server) showCategory(c *call) response {
 	if id, ok := castUUID(c.id); ok {
 		if cat, ok := c.key.family.load().categoryByID[id]; ok {
-			return jsonResponse(http.StatusOK, cat.toJSON())
+			return jsonResponse(http.StatusOK, cat.toJSON(s.version))
 		}
 	}
 	return errorResponse(http.StatusNotFound, "not_found", "Category not found")

@@ -1,6 +1,7 @@
 package restclienttest
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -102,7 +103,7 @@ func TestCategoriesPage(t *testing.T) {
 
 func TestCategoriesEmptyResultHasOnePage(t *testing.T) {
 	s := newFixed()
-	rec := get(t, s, "/api/v1/categories?classification=junk&page=3", DemoKey)
+	rec := get(t, s, "/api/v1/categories?parent_id="+seedID("nobody")+"&page=3", DemoKey)
 	got := decode[categoryList](t, rec)
 	want := pagination{Page: 1, PerPage: 25, TotalCount: 0, TotalPages: 1}
 	if got.Pagination != want {
@@ -113,8 +114,10 @@ func TestCategoriesEmptyResultHasOnePage(t *testing.T) {
 	}
 }
 
-func TestCategoriesFilters(t *testing.T) {
-	s := newFixed()
+// TestCategoriesFiltersLegacy: the filters as a server before v0.6.9 reads
+// them, classification included.
+func TestCategoriesFiltersLegacy(t *testing.T) {
+	s := newFixedAs(Legacy)
 	food := mustCategory(t, s, DemoKey, "Food & Drink")
 	income := mustCategory(t, s, DemoKey, "Income")
 	otherRoot := mustCategory(t, s, OtherFamilyKey, "Other Family Kids")
@@ -206,7 +209,7 @@ func TestCategoryShow(t *testing.T) {
 	t.Run("subcategory", func(t *testing.T) {
 		got := decode[categoryJSON](t, get(t, s, "/api/v1/categories/"+coffee.ID, DemoKey))
 		want := categoryJSON{
-			ID: coffee.ID, Name: "Coffee Shops", Classification: "expense",
+			ID: coffee.ID, Name: "Coffee Shops", // no classification Today
 			Color: "#f97316", // inherited from Food & Drink
 			Icon:  "coffee", Parent: &categoryRef{ID: food.ID, Name: "Food & Drink"},
 			SubcategoriesCount: 0, CreatedAt: "2025-12-18T09:34:00Z", UpdatedAt: "2025-12-18T09:34:00Z",
@@ -253,6 +256,101 @@ func TestCategoryShow(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			wantJSON(t, get(t, s, "/api/v1/categories/"+tt.id, DemoKey), http.StatusNotFound,
 				`{"error":"not_found","message":"Category not found"}`)
+		})
+	}
+}
+
+// TestCategoriesFiltersToday: from v0.6.9 classification is gone (the filter
+// is ignored) and roots_only is Rails' boolean cast.
+func TestCategoriesFiltersToday(t *testing.T) {
+	s := newFixed()
+	food := mustCategory(t, s, DemoKey, "Food & Drink")
+	isRoot := func(c categoryJSON) bool { return c.Parent == nil }
+	underFood := func(c categoryJSON) bool { return c.Parent != nil && c.Parent.ID == food.ID }
+	every := func(categoryJSON) bool { return true }
+
+	tests := []struct {
+		name  string
+		query string
+		want  int
+		match func(categoryJSON) bool
+	}{
+		{"no filter", "", demoCategories, every},
+		{"classification=income is ignored", "classification=income", demoCategories, every},
+		{"classification=expense is ignored", "classification=expense", demoCategories, every},
+		{"junk classification is ignored", "classification=junk", demoCategories, every},
+		{"classification does not narrow roots_only", "roots_only=true&classification=income", demoRootCount, isRoot},
+		{"classification does not narrow parent_id", "parent_id=" + food.ID + "&classification=income", 3, underFood},
+		// Rails' boolean cast: blank and seven strings are false, the rest true.
+		{"roots_only=true", "roots_only=true", demoRootCount, isRoot},
+		{"roots_only=1", "roots_only=1", demoRootCount, isRoot},
+		{"roots_only=yes", "roots_only=yes", demoRootCount, isRoot},
+		{"roots_only=no", "roots_only=no", demoRootCount, isRoot},
+		{"roots_only=False", "roots_only=False", demoRootCount, isRoot},
+		{"roots_only=Off", "roots_only=Off", demoRootCount, isRoot},
+		{"roots_only=2", "roots_only=2", demoRootCount, isRoot},
+		{"roots_only=false", "roots_only=false", demoCategories, every},
+		{"roots_only=FALSE", "roots_only=FALSE", demoCategories, every},
+		{"roots_only=0", "roots_only=0", demoCategories, every},
+		{"roots_only=f", "roots_only=f", demoCategories, every},
+		{"roots_only=F", "roots_only=F", demoCategories, every},
+		{"roots_only=off", "roots_only=off", demoCategories, every},
+		{"roots_only=OFF", "roots_only=OFF", demoCategories, every},
+		{"roots_only blank", "roots_only=", demoCategories, every},
+		{"roots_only spaces", "roots_only=%20%20", demoCategories, every},
+		{"non-UUID parent_id returns roots", "parent_id=food", demoRootCount, isRoot},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := listCategories(t, s, DemoKey, "per_page=100&"+tt.query)
+			if got.Pagination.TotalCount != tt.want || len(got.Categories) != tt.want {
+				t.Errorf("total_count: got %d (%d items), want %d", got.Pagination.TotalCount, len(got.Categories), tt.want)
+			}
+			for _, c := range got.Categories {
+				if !tt.match(c) {
+					t.Errorf("category %q should not match %q", c.Name, tt.query)
+				}
+			}
+		})
+	}
+}
+
+// TestCategoryClassificationKey: Today's Category has no classification key
+// at all (list and show); Legacy's has it.
+func TestCategoryClassificationKey(t *testing.T) {
+	for _, v := range versions {
+		t.Run(v.String(), func(t *testing.T) {
+			s := newFixedAs(v)
+			income := mustCategory(t, s, DemoKey, "Salary")
+			list := decode[struct {
+				Categories []map[string]json.RawMessage `json:"categories"`
+			}](t, get(t, s, "/api/v1/categories?per_page=100", DemoKey))
+			show := rawObject(t, get(t, s, "/api/v1/categories/"+income.ID, DemoKey))
+
+			_, inShow := show["classification"]
+			if inShow != (v == Legacy) {
+				t.Errorf("show: classification present %v, want %v", inShow, v == Legacy)
+			}
+			if v == Legacy && string(show["classification"]) != `"income"` {
+				t.Errorf("show: classification got %s, want \"income\"", show["classification"])
+			}
+			for _, c := range list.Categories {
+				if _, ok := c["classification"]; ok != (v == Legacy) {
+					t.Fatalf("list: classification present %v, want %v", ok, v == Legacy)
+				}
+			}
+			wantKeys := []string{"id", "name", "color", "icon", "parent", "subcategories_count", "created_at", "updated_at"}
+			if v == Legacy {
+				wantKeys = append(wantKeys, "classification")
+			}
+			if len(show) != len(wantKeys) {
+				t.Errorf("show: got %d keys, want %v", len(show), wantKeys)
+			}
+			for _, k := range wantKeys {
+				if _, ok := show[k]; !ok {
+					t.Errorf("show: got no %q", k)
+				}
+			}
 		})
 	}
 }

@@ -22,15 +22,17 @@ type chatSummaryJSON struct {
 }
 
 // chatJSON is the upstream's Chat (show, create, update): one page of its
-// messages, oldest first, with the pagination of the messages.
+// messages, oldest first, with the pagination of the messages. Today's
+// create and update render no page at all: "messages" is [] and there is no
+// "pagination" (the view is rendered without a pagy).
 type chatJSON struct {
-	ID         string        `json:"id"`
-	Title      string        `json:"title"`
-	Error      *string       `json:"error"`
-	CreatedAt  string        `json:"created_at"`
-	UpdatedAt  string        `json:"updated_at"`
-	Messages   []messageJSON `json:"messages"`
-	Pagination pagination    `json:"pagination"`
+	ID         string          `json:"id"`
+	Title      string          `json:"title"`
+	Error      *string         `json:"error"`
+	CreatedAt  string          `json:"created_at"`
+	UpdatedAt  string          `json:"updated_at"`
+	Messages   []messageJSON   `json:"messages"`
+	Pagination *chatPagination `json:"pagination,omitempty"`
 }
 
 // messageJSON is the upstream's Message: "model" only on assistant messages,
@@ -70,22 +72,37 @@ func (ch *chat) summaryJSON() chatSummaryJSON {
 	return out
 }
 
-// toJSON renders the chat with the requested page of its messages.
-func (ch *chat) toJSON(page int) chatJSON {
-	p, from, to := paginate(len(ch.messages), page, messagesPerPage)
-	msgs := make([]messageJSON, 0, to-from)
+// toJSON renders the chat with the requested page of its messages, as
+// release line v pages them.
+func (ch *chat) toJSON(v Version, page int) chatJSON {
+	p, from, to := paginate(len(ch.messages), page, messagesPerPage(v))
+	out := ch.withoutMessages()
 	for _, m := range ch.messages[from:to] {
-		msgs = append(msgs, m.toJSON())
+		out.Messages = append(out.Messages, m.toJSON())
 	}
+	out.Pagination = p.forChats(v)
+	return out
+}
+
+// withoutMessages renders the chat as Today's create and update do.
+func (ch *chat) withoutMessages() chatJSON {
 	return chatJSON{
-		ID:         ch.id,
-		Title:      ch.title,
-		Error:      optional(ch.errMsg),
-		CreatedAt:  iso8601(ch.createdAt),
-		UpdatedAt:  iso8601(ch.updatedAt),
-		Messages:   msgs,
-		Pagination: p,
+		ID:        ch.id,
+		Title:     ch.title,
+		Error:     optional(ch.errMsg),
+		CreatedAt: iso8601(ch.createdAt),
+		UpdatedAt: iso8601(ch.updatedAt),
+		Messages:  []messageJSON{},
 	}
+}
+
+// writeAnswer renders the chat as create and update answer in the server's
+// release line.
+func (s *Server) writeAnswer(ch *chat, page int) chatJSON {
+	if s.version == Legacy {
+		return ch.toJSON(s.version, page)
+	}
+	return ch.withoutMessages()
 }
 
 func (m *message) toJSON() messageJSON {
@@ -138,7 +155,7 @@ func (c *call) findChat() *chat {
 }
 
 // listChats is GET /api/v1/chats: newest first, 20 a page whatever per_page
-// says (the reported per_page is 20).
+// says (the reported per_page is 20 in Legacy, null Today).
 func (s *Server) listChats(c *call) response {
 	chats := c.key.user.load().newestFirst()
 	page, from, to := paginate(len(chats), pageParam(c.query["page"]), chatsPerPage)
@@ -148,22 +165,23 @@ func (s *Server) listChats(c *call) response {
 	}
 	return jsonResponse(http.StatusOK, struct {
 		Chats      []chatSummaryJSON `json:"chats"`
-		Pagination pagination        `json:"pagination"`
-	}{out, page})
+		Pagination *chatPagination   `json:"pagination"`
+	}{out, page.forChats(s.version)})
 }
 
-// showChat is GET /api/v1/chats/{id}: messages oldest first, 50 a page.
+// showChat is GET /api/v1/chats/{id}: messages oldest first, 50 a page in
+// Legacy, 20 Today.
 func (s *Server) showChat(c *call) response {
 	ch := c.findChat()
 	if ch == nil {
 		return chatNotFound()
 	}
-	return jsonResponse(http.StatusOK, ch.toJSON(pageParam(c.query["page"])))
+	return jsonResponse(http.StatusOK, ch.toJSON(s.version, pageParam(c.query["page"])))
 }
 
 // createChat is POST /api/v1/chats. The title is required; a non-blank
-// message becomes the first user message (the assistant's answer would come
-// asynchronously, and never does here).
+// message becomes the first user message, and the assistant's reply comes
+// later (SetAssistant).
 func (s *Server) createChat(c *call) response {
 	p, err := c.query.withBody(c.req.Header.Get("Content-Type"), c.body)
 	if err != nil {
@@ -172,22 +190,13 @@ func (s *Server) createChat(c *call) response {
 	if !p.present("title") {
 		return blankTitle("create")
 	}
+	u := c.key.user.load()
 	ch := &chat{id: s.mint("chat"), title: p["title"], createdAt: c.now, updatedAt: c.now}
+	u.addChat(ch)
 	if p.present("message") {
-		model := p["model"]
-		if blank(model) {
-			model = defaultModel
-		}
-		ch.messages = append(ch.messages, &message{
-			id:        s.mint("message"),
-			content:   p["message"],
-			model:     model,
-			createdAt: c.now,
-			updatedAt: c.now,
-		})
+		s.ask(u, ch, p["message"], p["model"], c.now)
 	}
-	c.key.user.load().addChat(ch)
-	return jsonResponse(http.StatusCreated, ch.toJSON(pageParam(p["page"])))
+	return jsonResponse(http.StatusCreated, s.writeAnswer(ch, pageParam(p["page"])))
 }
 
 // updateChat is PATCH (or PUT) /api/v1/chats/{id}. Only a title that is sent
@@ -214,7 +223,18 @@ func (s *Server) updateChat(c *call) response {
 			ch.updatedAt = c.now
 		}
 	}
-	return jsonResponse(http.StatusOK, ch.toJSON(pageParam(p["page"])))
+	return jsonResponse(http.StatusOK, s.writeAnswer(ch, pageParam(p["page"])))
+}
+
+// deleteChat is DELETE /api/v1/chats/{id}: 204 without a body (Rails' `head
+// :no_content`); the chat goes with its messages and any reply still due.
+func (s *Server) deleteChat(c *call) response {
+	ch := c.findChat()
+	if ch == nil {
+		return chatNotFound()
+	}
+	c.key.user.load().removeChat(ch)
+	return response{status: http.StatusNoContent, header: http.Header{}}
 }
 
 // mint returns a fresh deterministic id for a record created at runtime.

@@ -3,6 +3,7 @@ package restclienttest
 import (
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 )
@@ -40,8 +41,8 @@ func TestChatsList(t *testing.T) {
 			t.Errorf("chat %q: got last_message_at null, want a time", c.Title)
 		}
 	}
-	if want := (pagination{Page: 1, PerPage: 20, TotalCount: 4, TotalPages: 1}); got.Pagination != want {
-		t.Errorf("pagination: got %+v, want %+v", got.Pagination, want)
+	if want := (chatPagination{Page: 1, PerPage: nil, TotalCount: 4, TotalPages: 1}); !equalChatPagination(got.Pagination, want) {
+		t.Errorf("pagination: got %v, want %v", got.Pagination, want)
 	}
 
 	t.Run("chat without messages", func(t *testing.T) {
@@ -69,46 +70,65 @@ func TestChatsListIgnoresPerPage(t *testing.T) {
 		{"page=99", 13, 10}, // overflow: the last page
 		{"page=0", 1, 20},
 	}
-	s := newFixed()
-	newest := s.Chats(LargeFamilyKey)
-	for _, tt := range tests {
-		t.Run(tt.query, func(t *testing.T) {
-			got := decode[chatList](t, get(t, s, "/api/v1/chats?"+tt.query, LargeFamilyKey))
-			want := pagination{Page: tt.wantPage, PerPage: 20, TotalCount: 250, TotalPages: 13}
-			if got.Pagination != want {
-				t.Errorf("pagination: got %+v, want %+v", got.Pagination, want)
-			}
-			if len(got.Chats) != tt.wantItems {
-				t.Fatalf("chats: got %d, want %d", len(got.Chats), tt.wantItems)
-			}
-			if first := newest[(tt.wantPage-1)*20]; got.Chats[0].ID != first.ID {
-				t.Errorf("first chat: got %q, want %q", got.Chats[0].Title, first.Title)
-			}
-		})
+	for _, v := range versions {
+		s := newFixedAs(v)
+		newest := s.Chats(LargeFamilyKey)
+		// Legacy reports the page size, Today null (pagy 9).
+		wantPerPage := map[Version]*int{Today: nil, Legacy: intp(20)}[v]
+		for _, tt := range tests {
+			t.Run(v.String()+" "+tt.query, func(t *testing.T) {
+				rec := get(t, s, "/api/v1/chats?"+tt.query, LargeFamilyKey)
+				got := decode[chatList](t, rec)
+				want := chatPagination{Page: tt.wantPage, PerPage: wantPerPage, TotalCount: 250, TotalPages: 13}
+				if !equalChatPagination(got.Pagination, want) {
+					t.Errorf("pagination: got %v, want %v", got.Pagination, want)
+				}
+				if v == Today && !strings.Contains(rec.Body.String(), `"per_page":null`) {
+					t.Errorf("body: got %s, want \"per_page\":null", rec.Body)
+				}
+				if len(got.Chats) != tt.wantItems {
+					t.Fatalf("chats: got %d, want %d", len(got.Chats), tt.wantItems)
+				}
+				if first := newest[(tt.wantPage-1)*20]; got.Chats[0].ID != first.ID {
+					t.Errorf("first chat: got %q, want %q", got.Chats[0].Title, first.Title)
+				}
+			})
+		}
 	}
 }
 
 func TestChatShowPagesMessages(t *testing.T) {
 	tests := []struct {
+		version    Version
 		query      string
 		wantPage   int
 		wantItems  int
-		wantFirstQ string // first message of the page: 25 months a page
+		wantFirstQ string // first message of the page
 	}{
-		{"", 1, 50, "What did I spend in January 2021?"},
-		{"per_page=120", 1, 50, "What did I spend in January 2021?"},
-		{"page=2", 2, 50, "What did I spend in February 2023?"},
-		{"page=3", 3, 20, "What did I spend in March 2025?"},
-		{"page=9", 3, 20, "What did I spend in March 2025?"},
+		// Legacy: 50 a page, 25 months a page.
+		{Legacy, "", 1, 50, "What did I spend in January 2021?"},
+		{Legacy, "per_page=120", 1, 50, "What did I spend in January 2021?"},
+		{Legacy, "page=2", 2, 50, "What did I spend in February 2023?"},
+		{Legacy, "page=3", 3, 20, "What did I spend in March 2025?"},
+		{Legacy, "page=9", 3, 20, "What did I spend in March 2025?"},
+		// Today: 20 a page, 10 months a page, 6 pages.
+		{Today, "", 1, 20, "What did I spend in January 2021?"},
+		{Today, "per_page=120", 1, 20, "What did I spend in January 2021?"},
+		{Today, "page=2", 2, 20, "What did I spend in November 2021?"},
+		{Today, "page=6", 6, 20, "What did I spend in March 2025?"},
+		{Today, "page=9", 6, 20, "What did I spend in March 2025?"},
 	}
-	s := newFixed()
-	id := mustChat(t, s, DemoKey, yearChat).ID
 	for _, tt := range tests {
-		t.Run(tt.query, func(t *testing.T) {
+		t.Run(tt.version.String()+" "+tt.query, func(t *testing.T) {
+			s := newFixedAs(tt.version)
+			id := mustChat(t, s, DemoKey, yearChat).ID
 			got := decode[chatJSON](t, get(t, s, "/api/v1/chats/"+id+"?"+tt.query, DemoKey))
-			want := pagination{Page: tt.wantPage, PerPage: 50, TotalCount: 120, TotalPages: 3}
-			if got.Pagination != want {
-				t.Errorf("pagination: got %+v, want %+v", got.Pagination, want)
+			want := chatPagination{Page: tt.wantPage, PerPage: intp(50), TotalCount: 120, TotalPages: 3}
+			if tt.version == Today {
+				want = chatPagination{Page: tt.wantPage, PerPage: nil, TotalCount: 120, TotalPages: 6}
+			}
+			if got.Pagination == nil || !equalChatPagination(*got.Pagination, want) {
+				t.Errorf("pagination: got %v, want %v", got.Pagination, want)
 			}
 			if len(got.Messages) != tt.wantItems {
 				t.Fatalf("messages: got %d, want %d", len(got.Messages), tt.wantItems)
@@ -220,11 +240,22 @@ func TestChatNotFound(t *testing.T) {
 		{"other user's", mustChat(t, s, OtherFamilyKey, "Vacation fund planning").ID},
 		{"not a UUID", "budget"},
 	}
+	routes := []struct{ method, suffix string }{
+		{http.MethodGet, ""},
+		{http.MethodPatch, ""},
+		{http.MethodDelete, ""},
+		{http.MethodPost, "/messages"},
+		{http.MethodPost, "/messages/retry"},
+	}
 	for _, tt := range tests {
-		for _, method := range []string{http.MethodGet, http.MethodPatch} {
-			t.Run(method+" "+tt.name, func(t *testing.T) {
-				rec := serve(t, s, method, "/api/v1/chats/"+tt.id, DemoKey, withBody("application/json", `{"title":"x"}`))
+		for _, r := range routes {
+			t.Run(r.method+r.suffix+" "+tt.name, func(t *testing.T) {
+				rec := serve(t, s, r.method, "/api/v1/chats/"+tt.id+r.suffix, DemoKey, withBody("application/json", `{"title":"x","content":"x"}`))
 				wantJSON(t, rec, http.StatusNotFound, `{"error":"Chat not found"}`)
+				// An endpoint's own 404 is an authenticated answer.
+				if rec.Header().Get("X-RateLimit-Limit") == "" {
+					t.Error("X-RateLimit-Limit: got none, want the rate-limit headers")
+				}
 			})
 		}
 	}
@@ -251,12 +282,19 @@ func TestChatAccessChecks(t *testing.T) {
 		{"no AI: show", NoAIKey, http.MethodGet, chat, http.StatusForbidden, disabled},
 		{"no AI: create", NoAIKey, http.MethodPost, "/api/v1/chats", http.StatusForbidden, disabled},
 		{"no AI: update", NoAIKey, http.MethodPatch, chat, http.StatusForbidden, disabled},
+		{"no AI: delete", NoAIKey, http.MethodDelete, chat, http.StatusForbidden, disabled},
+		{"no AI: send", NoAIKey, http.MethodPost, chat + "/messages", http.StatusForbidden, disabled},
+		{"no AI: retry", NoAIKey, http.MethodPost, chat + "/messages/retry", http.StatusForbidden, disabled},
 		{"no AI: categories still work", NoAIKey, http.MethodGet, "/api/v1/categories", http.StatusOK, ""},
 		// feature_disabled is checked before insufficient_scope.
 		{"read-only without AI: create", readOnlyNoAIKey, http.MethodPost, "/api/v1/chats", http.StatusForbidden, disabled},
 		{"read-only: create", ReadOnlyKey, http.MethodPost, "/api/v1/chats", http.StatusForbidden, scope},
 		{"read-only: update", ReadOnlyKey, http.MethodPatch, chat, http.StatusForbidden, scope},
 		{"read-only: update with PUT", ReadOnlyKey, http.MethodPut, chat, http.StatusForbidden, scope},
+		{"read-only: delete", ReadOnlyKey, http.MethodDelete, chat, http.StatusForbidden, scope},
+		{"read-only: send", ReadOnlyKey, http.MethodPost, chat + "/messages", http.StatusForbidden, scope},
+		{"read-only: retry", ReadOnlyKey, http.MethodPost, chat + "/messages/retry", http.StatusForbidden, scope},
+		{"read-only without AI: delete", readOnlyNoAIKey, http.MethodDelete, chat, http.StatusForbidden, disabled},
 		{"read-only: list", ReadOnlyKey, http.MethodGet, "/api/v1/chats", http.StatusOK, ""},
 		{"read-only: show", ReadOnlyKey, http.MethodGet, chat, http.StatusOK, ""},
 	}
@@ -272,6 +310,9 @@ func TestChatAccessChecks(t *testing.T) {
 	}
 	if got := len(s.Chats(DemoKey)); got != 4 {
 		t.Errorf("chats after refused writes: got %d, want 4", got)
+	}
+	if got := mustChat(t, s, DemoKey, budgetChat).MessageCount; got != 6 {
+		t.Errorf("messages after refused sends: got %d, want 6", got)
 	}
 }
 
@@ -331,26 +372,56 @@ func TestCreateChatBody(t *testing.T) {
 	}
 }
 
+// wantWriteAnswer checks the chat a create or update answered: Legacy
+// renders the first page of messages (50 a page) and its pagination; Today
+// renders "messages": [] and no "pagination" at all, whatever the chat holds.
+func wantWriteAnswer(t *testing.T, v Version, rec *httptest.ResponseRecorder, wantMessages int) chatJSON {
+	t.Helper()
+	raw := rawObject(t, rec)
+	got := decode[chatJSON](t, rec)
+	_, hasPagination := raw["pagination"]
+	switch v {
+	case Today:
+		if string(raw["messages"]) != "[]" || hasPagination {
+			t.Errorf("answer: got messages %s and pagination %v, want [] and no pagination key", raw["messages"], hasPagination)
+		}
+	case Legacy:
+		want := chatPagination{Page: 1, PerPage: intp(50), TotalCount: wantMessages, TotalPages: 1}
+		if got.Pagination == nil || !equalChatPagination(*got.Pagination, want) {
+			t.Errorf("pagination: got %v, want %v", got.Pagination, want)
+		}
+		if len(got.Messages) != wantMessages {
+			t.Errorf("messages: got %d, want %d", len(got.Messages), wantMessages)
+		}
+	}
+	return got
+}
+
 func TestCreateChatThenList(t *testing.T) {
-	s := newFixed()
+	for _, v := range versions {
+		t.Run(v.String(), func(t *testing.T) { testCreateChatThenList(t, v) })
+	}
+}
+
+func testCreateChatThenList(t *testing.T, v Version) {
+	s := newFixedAs(v)
 	rec := serve(t, s, http.MethodPost, "/api/v1/chats", DemoKey,
 		withBody("application/json", `{"title":"New chat","message":"How much did I spend on coffee?","model":"gpt-4.1-mini"}`))
 	wantStatus(t, rec, http.StatusCreated)
 	if !strings.Contains(rec.Body.String(), `"error":null`) {
 		t.Errorf("body: got %s, want \"error\":null", rec.Body)
 	}
-	created := decode[chatJSON](t, rec)
+	created := wantWriteAnswer(t, v, rec, 1)
 	now := iso8601(fixedNow)
 	if created.CreatedAt != now || created.UpdatedAt != now {
 		t.Errorf("timestamps: got %s/%s, want %s from the clock", created.CreatedAt, created.UpdatedAt, now)
 	}
-	if want := (pagination{Page: 1, PerPage: 50, TotalCount: 1, TotalPages: 1}); created.Pagination != want {
-		t.Errorf("pagination: got %+v, want %+v", created.Pagination, want)
+	// The chat holds the message, whatever the answer showed.
+	shown := decode[chatJSON](t, get(t, s, "/api/v1/chats/"+created.ID, DemoKey))
+	if len(shown.Messages) != 1 {
+		t.Fatalf("messages shown: got %d, want 1", len(shown.Messages))
 	}
-	if len(created.Messages) != 1 {
-		t.Fatalf("messages: got %d, want 1", len(created.Messages))
-	}
-	if m := created.Messages[0]; m.Type != "user_message" || m.Role != "user" || m.Content != "How much did I spend on coffee?" || m.Model != nil {
+	if m := shown.Messages[0]; m.Type != "user_message" || m.Role != "user" || m.Content != "How much did I spend on coffee?" || m.Model != nil {
 		t.Errorf("message: got %+v, want the user's message, without model", m)
 	}
 	// The model is kept with the message, though a user message does not show it.
@@ -377,6 +448,7 @@ func TestCreateChatThenList(t *testing.T) {
 
 	t.Run("without message, default model", func(t *testing.T) {
 		rec := serve(t, s, http.MethodPost, "/api/v1/chats", DemoKey, withBody("application/json", `{"title":"Quiet","message":"  "}`))
+		wantWriteAnswer(t, v, rec, 0)
 		if !strings.Contains(rec.Body.String(), `"messages":[]`) {
 			t.Errorf("body: got %s, want no messages", rec.Body)
 		}
@@ -411,29 +483,28 @@ func TestUpdateChat(t *testing.T) {
 		{"blank title", http.MethodPatch, "application/json", `{"title":""}`, http.StatusUnprocessableEntity, "", false},
 		{"null title", http.MethodPatch, "application/json", `{"title":null}`, http.StatusUnprocessableEntity, "", false},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s := newFixed()
-			before := mustChat(t, s, DemoKey, budgetChat)
-			rec := serve(t, s, tt.method, "/api/v1/chats/"+before.ID, DemoKey, withBody(tt.contentType, tt.body))
-			if tt.wantStatus != http.StatusOK {
-				wantJSON(t, rec, tt.wantStatus, blankTitle)
-				return
-			}
-			got := decode[chatJSON](t, rec)
-			wantUpdated := iso8601(before.UpdatedAt)
-			if tt.wantTouched {
-				wantUpdated = iso8601(fixedNow)
-			}
-			if got.Title != tt.wantTitle || got.UpdatedAt != wantUpdated {
-				t.Errorf("chat: got %q updated %s, want %q updated %s", got.Title, got.UpdatedAt, tt.wantTitle, wantUpdated)
-			}
-			if len(got.Messages) != 6 || got.Pagination.TotalCount != 6 {
-				t.Errorf("messages: got %d of %d, want 6 of 6", len(got.Messages), got.Pagination.TotalCount)
-			}
-			if after := s.Chats(DemoKey)[0]; after.Title != tt.wantTitle {
-				t.Errorf("stored title: got %q, want %q", after.Title, tt.wantTitle)
-			}
-		})
+	for _, v := range versions {
+		for _, tt := range tests {
+			t.Run(v.String()+" "+tt.name, func(t *testing.T) {
+				s := newFixedAs(v)
+				before := mustChat(t, s, DemoKey, budgetChat)
+				rec := serve(t, s, tt.method, "/api/v1/chats/"+before.ID, DemoKey, withBody(tt.contentType, tt.body))
+				if tt.wantStatus != http.StatusOK {
+					wantJSON(t, rec, tt.wantStatus, blankTitle)
+					return
+				}
+				got := wantWriteAnswer(t, v, rec, 6)
+				wantUpdated := iso8601(before.UpdatedAt)
+				if tt.wantTouched {
+					wantUpdated = iso8601(fixedNow)
+				}
+				if got.Title != tt.wantTitle || got.UpdatedAt != wantUpdated {
+					t.Errorf("chat: got %q updated %s, want %q updated %s", got.Title, got.UpdatedAt, tt.wantTitle, wantUpdated)
+				}
+				if after := s.Chats(DemoKey)[0]; after.Title != tt.wantTitle || after.MessageCount != 6 {
+					t.Errorf("stored chat: got %q with %d messages, want %q with 6", after.Title, after.MessageCount, tt.wantTitle)
+				}
+			})
+		}
 	}
 }

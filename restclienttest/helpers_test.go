@@ -2,10 +2,12 @@ package restclienttest
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,11 +17,34 @@ import (
 // of an hour, after every seeded record.
 var fixedNow = at("2026-01-15T10:39:18Z")
 
-// newFixed returns a fresh server whose clock is stopped at fixedNow.
-func newFixed() *Server {
-	s := New()
+// newFixed returns a fresh server playing Today's line, whose clock is
+// stopped at fixedNow.
+func newFixed() *Server { return newFixedAs(Today) }
+
+// newFixedAs returns a fresh server playing v, whose clock is stopped at
+// fixedNow.
+func newFixedAs(v Version, opts ...Option) *Server {
+	s := New(append([]Option{WithVersion(v)}, opts...)...)
 	s.SetClock(func() time.Time { return fixedNow })
 	return s
+}
+
+// versions are the release lines, for tests that run in both.
+var versions = []Version{Today, Legacy}
+
+// clock is a settable clock for tests that move time.
+type clock struct{ now time.Time }
+
+func (c *clock) get() time.Time          { return c.now }
+func (c *clock) advance(d time.Duration) { c.now = c.now.Add(d) }
+
+// newClocked returns a fresh server playing v whose clock starts at fixedNow
+// and moves only when the test advances it.
+func newClocked(v Version) (*Server, *clock) {
+	c := &clock{now: fixedNow}
+	s := New(WithVersion(v))
+	s.SetClock(c.get)
+	return s, c
 }
 
 // option tweaks a request before it is served.
@@ -36,8 +61,10 @@ func withBody(contentType, body string) option {
 	}
 }
 
-func withHeader(name, value string) option {
-	return func(r *http.Request) { r.Header[http.CanonicalHeaderKey(name)] = []string{value} }
+// withAuthorization sends an Authorization header (the upstream then tries
+// OAuth first, and fails).
+func withAuthorization(value string) option {
+	return func(r *http.Request) { r.Header["Authorization"] = []string{value} }
 }
 
 // serve runs one request through s; key "" sends no X-Api-Key.
@@ -109,7 +136,11 @@ type (
 	}
 	chatList struct {
 		Chats      []chatSummaryJSON `json:"chats"`
-		Pagination pagination        `json:"pagination"`
+		Pagination chatPagination    `json:"pagination"`
+	}
+	importList struct {
+		Data []importItemJSON `json:"data"`
+		Meta pageMeta         `json:"meta"`
 	}
 	importEnvelope struct {
 		Data importJSON `json:"data"`
@@ -136,4 +167,42 @@ func mustChat(t *testing.T, s *Server, key, title string) Chat {
 	}
 	t.Fatalf("no chat %q for key %q", title, key)
 	return Chat{}
+}
+
+// intp is a pointer to n, for expected JSON values that may be null.
+func intp(n int) *int { return &n }
+
+// rawObject decodes a 2xx JSON object answer loosely, to see which keys are
+// present.
+func rawObject(t *testing.T, rec *httptest.ResponseRecorder) map[string]json.RawMessage {
+	t.Helper()
+	return decode[map[string]json.RawMessage](t, rec)
+}
+
+// wantNoRateHeaders fails the test if rec carries any X-RateLimit-* header.
+func wantNoRateHeaders(t *testing.T, rec *httptest.ResponseRecorder) {
+	t.Helper()
+	for _, name := range []string{"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"} {
+		if got := rec.Header().Get(name); got != "" {
+			t.Errorf("%s: got %q, want none", name, got)
+		}
+	}
+}
+
+// equalChatPagination compares a rendered chat pagination with a want whose
+// PerPage nil means null.
+func equalChatPagination(got, want chatPagination) bool {
+	if (got.PerPage == nil) != (want.PerPage == nil) || (got.PerPage != nil && *got.PerPage != *want.PerPage) {
+		return false
+	}
+	got.PerPage, want.PerPage = nil, nil
+	return got == want
+}
+
+func (p chatPagination) String() string {
+	perPage := "null"
+	if p.PerPage != nil {
+		perPage = strconv.Itoa(*p.PerPage)
+	}
+	return fmt.Sprintf("{page %d, per_page %s, total_count %d, total_pages %d}", p.Page, perPage, p.TotalCount, p.TotalPages)
 }

@@ -2,28 +2,83 @@ package restclienttest
 
 import "net/http"
 
-// importJSON is the upstream's Import. Unlike the other resources, its
-// timestamps use Rails' default JSON encoding (milliseconds), and "error" is
-// left out entirely when the import has none.
+// importJSON is the upstream's Import (GET /imports/{id}). Unlike the other
+// resources, its timestamps use Rails' default JSON encoding (milliseconds),
+// and "error" is left out entirely when the import has none. Today's line
+// (v0.7.1) adds status_detail and more stats.
 type importJSON struct {
-	ID            string       `json:"id"`
-	Type          string       `json:"type"`
-	Status        string       `json:"status"`
-	CreatedAt     string       `json:"created_at"`
-	UpdatedAt     string       `json:"updated_at"`
-	AccountID     *string      `json:"account_id"`
-	Error         string       `json:"error,omitempty"`
-	Configuration importConfig `json:"configuration"`
-	Stats         importStats  `json:"stats"`
+	ID            string            `json:"id"`
+	Type          string            `json:"type"`
+	Status        string            `json:"status"`
+	CreatedAt     string            `json:"created_at"`
+	UpdatedAt     string            `json:"updated_at"`
+	AccountID     *string           `json:"account_id"`
+	Error         string            `json:"error,omitempty"`
+	StatusDetail  *statusDetailJSON `json:"status_detail,omitempty"`
+	Configuration importConfig      `json:"configuration"`
+	Stats         importStats       `json:"stats"`
 }
 
+// importStats are an import's counts. The pointers are Today's additions,
+// left out by Legacy.
 type importStats struct {
-	RowsCount      int `json:"rows_count"`
-	ValidRowsCount int `json:"valid_rows_count"`
+	RowsCount               int  `json:"rows_count"`
+	ValidRowsCount          int  `json:"valid_rows_count"`
+	InvalidRowsCount        *int `json:"invalid_rows_count,omitempty"`
+	MappingsCount           *int `json:"mappings_count,omitempty"`
+	UnassignedMappingsCount *int `json:"unassigned_mappings_count,omitempty"`
 }
 
-func (imp *importRecord) toJSON() importJSON {
-	return importJSON{
+// statusDetailJSON is api/v1/imports/_status_detail.json.jbuilder: the list
+// renders the first three members only (include_validation_stats: false),
+// the show all six.
+type statusDetailJSON struct {
+	Uploaded    bool  `json:"uploaded"`
+	Configured  bool  `json:"configured"`
+	Terminal    bool  `json:"terminal"`
+	Cleaned     *bool `json:"cleaned,omitempty"`
+	Publishable *bool `json:"publishable,omitempty"`
+	Revertable  *bool `json:"revertable,omitempty"`
+}
+
+// importItemJSON is an element of GET /imports (api/v1/imports/index.json.jbuilder).
+type importItemJSON struct {
+	ID           string           `json:"id"`
+	Type         string           `json:"type"`
+	Status       string           `json:"status"`
+	CreatedAt    string           `json:"created_at"`
+	UpdatedAt    string           `json:"updated_at"`
+	AccountID    *string          `json:"account_id"`
+	RowsCount    int              `json:"rows_count"`
+	Error        string           `json:"error,omitempty"`
+	StatusDetail statusDetailJSON `json:"status_detail"`
+}
+
+// statusDetail derives the status detail as Sure's Import model does
+// (app/models/import.rb): uploaded is "a file was uploaded"; configured is
+// uploaded with rows; terminal is complete, failed or revert_failed. With
+// the validation stats: cleaned is configured without invalid rows;
+// publishable is cleaned with every mapping valid (here: none unassigned);
+// revertable is complete or revert_failed. Sure's publishable does not look
+// at the status.
+func (imp *importRecord) statusDetail(withValidation bool) statusDetailJSON {
+	configured := imp.uploaded && imp.rowsCount > 0
+	out := statusDetailJSON{
+		Uploaded:   imp.uploaded,
+		Configured: configured,
+		Terminal:   imp.status == "complete" || imp.status == "failed" || imp.status == "revert_failed",
+	}
+	if withValidation {
+		cleaned := configured && imp.invalidRowsCount == 0
+		publishable := cleaned && imp.unassignedCount == 0
+		revertable := imp.status == "complete" || imp.status == "revert_failed"
+		out.Cleaned, out.Publishable, out.Revertable = &cleaned, &publishable, &revertable
+	}
+	return out
+}
+
+func (imp *importRecord) toJSON(v Version) importJSON {
+	out := importJSON{
 		ID:            imp.id,
 		Type:          imp.kind,
 		Status:        imp.status,
@@ -34,6 +89,56 @@ func (imp *importRecord) toJSON() importJSON {
 		Configuration: imp.config,
 		Stats:         importStats{RowsCount: imp.rowsCount, ValidRowsCount: imp.validRowsCount},
 	}
+	if v == Today {
+		detail := imp.statusDetail(true)
+		out.StatusDetail = &detail
+		invalid, mappings, unassigned := imp.invalidRowsCount, imp.mappingsCount, imp.unassignedCount
+		out.Stats.InvalidRowsCount = &invalid
+		out.Stats.MappingsCount = &mappings
+		out.Stats.UnassignedMappingsCount = &unassigned
+	}
+	return out
+}
+
+func (imp *importRecord) itemJSON() importItemJSON {
+	return importItemJSON{
+		ID:           imp.id,
+		Type:         imp.kind,
+		Status:       imp.status,
+		CreatedAt:    railsJSONTime(imp.createdAt),
+		UpdatedAt:    railsJSONTime(imp.updatedAt),
+		AccountID:    optional(imp.accountID),
+		RowsCount:    imp.rowsCount,
+		Error:        imp.errMsg,
+		StatusDetail: imp.statusDetail(false),
+	}
+}
+
+// listImports is GET /api/v1/imports (Today only, from v0.6.7): the family's
+// imports newest first, filtered by status and type (exact, when present),
+// per_page 1..100 (else 25), a page at a time with pagy's overflow to the
+// last page, under "data" and "meta".
+func (s *Server) listImports(c *call) response {
+	q := c.query
+	var matched []*importRecord
+	for _, imp := range c.key.family.load().newestImports() {
+		switch {
+		case q.present("status") && imp.status != q["status"]:
+			continue
+		case q.present("type") && imp.kind != q["type"]:
+			continue
+		}
+		matched = append(matched, imp)
+	}
+	page, from, to := paginate(len(matched), pageParam(q["page"]), categoriesPerPage(q["per_page"]))
+	out := make([]importItemJSON, 0, to-from)
+	for _, imp := range matched[from:to] {
+		out = append(out, imp.itemJSON())
+	}
+	return jsonResponse(http.StatusOK, struct {
+		Data []importItemJSON `json:"data"`
+		Meta pageMeta         `json:"meta"`
+	}{out, page.meta()})
 }
 
 // showImport is GET /api/v1/imports/{id}: {"data": Import}.
@@ -42,7 +147,7 @@ func (s *Server) showImport(c *call) response {
 		if imp, ok := c.key.family.load().importByID[id]; ok {
 			return jsonResponse(http.StatusOK, struct {
 				Data importJSON `json:"data"`
-			}{imp.toJSON()})
+			}{imp.toJSON(s.version)})
 		}
 	}
 	return errorResponse(http.StatusNotFound, "not_found", "Import not found")

@@ -14,8 +14,8 @@ const (
 	// OtherFamilyKey: another family and user, read_write, AI on, standard
 	// tier; its categories, chats and imports are all different.
 	OtherFamilyKey = "other-family-key"
-	// LargeFamilyKey: 1,000 root categories + 4,000 subcategories and 250
-	// chats; read_write, AI on, enterprise tier (10,000).
+	// LargeFamilyKey: 1,000 root categories + 4,000 subcategories, 250
+	// chats and 130 imports; read_write, AI on, enterprise tier (10,000).
 	LargeFamilyKey = "large-family-key"
 )
 

@@ -41,16 +41,15 @@ func (s *Server) CategoryByName(key, name string) (Category, bool) {
 	if !ok {
 		return Category{}, false
 	}
-	for _, c := range k.family.load().categories {
-		if c.name == name {
-			return c.export(), true
-		}
+	if c := k.family.load().categoryNamed(name); c != nil {
+		return c.export(), true
 	}
 	return Category{}, false
 }
 
 // Chats returns the chats of key's user, newest first (the list endpoint's
-// order), including chats created through the API; nil for an unknown key.
+// order), including chats created through the API and the assistant's
+// replies due by the clock's now; nil for an unknown key.
 func (s *Server) Chats(key string) []Chat {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -58,7 +57,9 @@ func (s *Server) Chats(key string) []Chat {
 	if !ok {
 		return nil
 	}
-	chats := k.user.load().newestFirst()
+	u := k.user.load()
+	s.deliverReplies(u, s.clock()) // agree with what the API would show now
+	chats := u.newestFirst()
 	out := make([]Chat, 0, len(chats))
 	for _, ch := range chats {
 		out = append(out, Chat{

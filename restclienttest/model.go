@@ -24,13 +24,23 @@ type user struct {
 	aiEnabled bool
 	chats     []*chat // in creation order; the list endpoint sorts them
 	chatByID  map[string]*chat
+	nextSeq   int            // the seq of the next chat: chats can be deleted, so not len(chats)
+	pending   []pendingReply // the assistant's replies not delivered yet, in send order
 
 	seed func(*user) // as family.seed
 }
 
+// pendingReply is an assistant reply the upstream's background job has not
+// written yet: it appears in the chat once the clock reaches due.
+type pendingReply struct {
+	chat     *chat
+	question *message
+	due      time.Time
+}
+
 type category struct {
 	id, name       string
-	classification string // "income" or "expense"; a subcategory has its parent's
+	classification string // "income" or "expense"; a subcategory has its parent's. Rendered by Legacy only (Sure dropped it in v0.6.9)
 	color, icon    string // a subcategory has its parent's color (Sure's inherit_color_from_parent)
 	parent         *category
 	subcategories  int
@@ -70,8 +80,13 @@ type importRecord struct {
 	accountID        string // "" renders as null
 	errMsg           string // "" means the "error" key is absent
 	config           importConfig
-	rowsCount        int
+	uploaded         bool // a file was uploaded (Sure's raw_file_str.present?)
+	rowsCount        int  // the import's rows_count column
 	validRowsCount   int
+	invalidRowsCount int
+	mappingsCount    int // category, tag and account mappings the rows need
+	unassignedCount  int // mappings still without a record to map to
+	seq              int // creation order, to break created_at ties deterministically
 	createdAt        time.Time
 	updatedAt        time.Time
 }
@@ -142,14 +157,41 @@ func (f *family) addCategories(cats ...*category) {
 }
 
 func (f *family) addImport(imp *importRecord) {
+	imp.seq = len(f.imports)
 	f.imports = append(f.imports, imp)
 	f.importByID[imp.id] = imp
 }
 
+// newestImports returns the family's imports as the upstream lists them
+// (Import.ordered): created_at descending, the later-created first on a tie.
+func (f *family) newestImports() []*importRecord {
+	out := make([]*importRecord, len(f.imports))
+	copy(out, f.imports)
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].createdAt.Equal(out[j].createdAt) {
+			return out[i].createdAt.After(out[j].createdAt)
+		}
+		return out[i].seq > out[j].seq
+	})
+	return out
+}
+
 func (u *user) addChat(c *chat) {
-	c.seq = len(u.chats)
+	c.seq = u.nextSeq
+	u.nextSeq++
 	u.chats = append(u.chats, c)
 	u.chatByID[c.id] = c
+}
+
+// removeChat deletes a chat with its messages (and any reply still due).
+func (u *user) removeChat(c *chat) {
+	delete(u.chatByID, c.id)
+	for i, ch := range u.chats {
+		if ch == c {
+			u.chats = append(u.chats[:i], u.chats[i+1:]...)
+			break
+		}
+	}
 }
 
 // newestFirst returns the user's chats as the upstream lists them:

@@ -121,12 +121,23 @@ func blank(s string) bool {
 	return strings.TrimFunc(s, unicode.IsSpace) == ""
 }
 
-// truthy reads a boolean flag the way the upstream reads roots_only: true,
-// 1, t and on, case-insensitive; anything else is false.
+// truthy reads a boolean flag the way the Legacy upstream reads roots_only:
+// true, 1, t and on, case-insensitive; anything else is false.
 func truthy(s string) bool {
 	switch strings.ToLower(s) {
 	case "true", "1", "t", "on":
 		return true
 	}
 	return false
+}
+
+// railsFalse are the strings ActiveModel::Type::Boolean casts to false.
+var railsFalse = map[string]bool{"0": true, "f": true, "F": true, "false": true, "FALSE": true, "off": true, "OFF": true}
+
+// railsBoolean reads roots_only the way Today's upstream does (from v0.6.9):
+// `present? && ActiveModel::Type::Boolean.new.cast(value)`. Blank is false,
+// the seven strings of railsFalse are false, and everything else is true,
+// "no", "False" and "Off" included.
+func railsBoolean(s string) bool {
+	return !blank(s) && !railsFalse[s]
 }

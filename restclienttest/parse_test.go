@@ -102,3 +102,16 @@ func TestTruthy(t *testing.T) {
 		}
 	}
 }
+
+func TestRailsBoolean(t *testing.T) {
+	for in, want := range map[string]bool{
+		"true": true, "TRUE": true, "1": true, "t": true, "on": true, "yes": true, "no": true,
+		"False": true, "Off": true, "F ": true, "2": true, "junk": true,
+		"": false, " ": false, "\t": false, "0": false, "f": false, "F": false, "false": false,
+		"FALSE": false, "off": false, "OFF": false,
+	} {
+		if got := railsBoolean(in); got != want {
+			t.Errorf("railsBoolean(%q): got %v, want %v", in, got, want)
+		}
+	}
+}

@@ -6,6 +6,10 @@ import (
 	"time"
 )
 
+// Unlimited is the limit that, given to SetRateLimit, makes a key's server
+// self-hosted: no limit. (Any negative limit is read the same way.)
+const Unlimited = -1
+
 // rateWindowSeconds is the upstream's window: one clock hour, aligned on the
 // Unix epoch (so on UTC hours), like ApiRateLimiter's Redis key.
 const rateWindowSeconds = 3600
@@ -19,16 +23,21 @@ type rateWindow struct {
 
 // rateState is the outcome of one request against its key's window.
 type rateState struct {
-	allowed bool
-	limit   int
-	count   int // requests counted in the window, this one included if allowed
-	reset   int // seconds until the window ends, 1..3600
+	allowed   bool
+	unlimited bool // a self-hosted server: nothing is counted, nothing refused
+	limit     int
+	count     int // requests counted in the window, this one included if allowed
+	reset     int // seconds until the window ends, 1..3600
 }
 
 // hitRateLimit counts a request of key at now against limit. Like the upstream,
 // a request over the limit is refused without being counted, so a 429 reports
 // "current" equal to the limit.
 func hitRateLimit(windows map[string]*rateWindow, key string, limit int, now time.Time) rateState {
+	if limit < 0 {
+		// Self-hosted Sure runs a no-op limiter: no window to count in.
+		return rateState{allowed: true, unlimited: true}
+	}
 	unix := now.Unix()
 	start := unix - mod(unix, rateWindowSeconds)
 	w := windows[key]
@@ -56,6 +65,14 @@ func mod(a, b int64) int64 {
 
 // setHeaders adds the headers every authenticated upstream answer carries.
 func (st rateState) setHeaders(h http.Header) {
+	if st.unlimited {
+		// What a self-hosted server sends (UPSTREAM.md, "Rate limits of
+		// self-hosted servers"): Ruby's Float::INFINITY, printed.
+		h.Set("X-RateLimit-Limit", "Infinity")
+		h.Set("X-RateLimit-Remaining", "Infinity")
+		h.Set("X-RateLimit-Reset", "0")
+		return
+	}
 	h.Set("X-RateLimit-Limit", strconv.Itoa(st.limit))
 	h.Set("X-RateLimit-Remaining", strconv.Itoa(max(st.limit-st.count, 0)))
 	h.Set("X-RateLimit-Reset", strconv.Itoa(st.reset))

@@ -30,7 +30,7 @@ func TestRateLimit(t *testing.T) {
 	targets := []string{
 		"/api/v1/categories",
 		"/api/v1/categories/" + seedID("missing"), // a 404 counts too
-		"/api/v1/nowhere",                         // so does an unknown route
+		"/api/v1/chats/" + seedID("missing"),      // so does a chat's
 	}
 	for i, target := range targets {
 		rec := get(t, s, target, DemoKey)
@@ -109,5 +109,95 @@ func TestHitRateLimit(t *testing.T) {
 				t.Errorf("state: got %+v, want reset %d, allowed, count 1", st, tt.wantReset)
 			}
 		})
+	}
+}
+
+// wantUnlimitedHeaders checks a self-hosted server's rate-limit headers.
+func wantUnlimitedHeaders(t *testing.T, rec *httptest.ResponseRecorder) {
+	t.Helper()
+	for name, want := range map[string]string{
+		"X-RateLimit-Limit":     "Infinity",
+		"X-RateLimit-Remaining": "Infinity",
+		"X-RateLimit-Reset":     "0",
+	} {
+		if got := rec.Header().Get(name); got != want {
+			t.Errorf("%s: got %q, want %q", name, got, want)
+		}
+	}
+}
+
+func TestUnlimited(t *testing.T) {
+	tests := []struct {
+		name  string
+		setup func() *Server
+		key   string
+	}{
+		{"SetRateLimit(Unlimited)", func() *Server {
+			s := newFixed()
+			s.SetRateLimit(ReadOnlyKey, Unlimited)
+			return s
+		}, ReadOnlyKey},
+		{"WithUnlimited", func() *Server { return newFixedAs(Today, WithUnlimited()) }, OtherFamilyKey},
+		{"WithUnlimited, Legacy", func() *Server { return newFixedAs(Legacy, WithUnlimited()) }, DemoKey},
+		{"AddKey copies an unlimited key", func() *Server {
+			s := newFixedAs(Today, WithUnlimited())
+			s.AddKey("copy-key", LargeFamilyKey)
+			return s
+		}, "copy-key"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := tt.setup()
+			targets := []string{"/api/v1/categories", "/api/v1/chats", "/api/v1/categories/" + seedID("missing")}
+			for i := range 250 { // well past the standard tier's 100
+				rec := get(t, s, targets[i%len(targets)], tt.key)
+				if rec.Code == http.StatusTooManyRequests {
+					t.Fatalf("request %d: got 429, want never", i)
+				}
+				if i%50 == 0 {
+					wantUnlimitedHeaders(t, rec)
+				}
+			}
+			// Across clock hours too, and with no Retry-After anywhere.
+			s.SetClock(func() time.Time { return fixedNow.Add(2 * time.Hour) })
+			rec := get(t, s, "/api/v1/categories", tt.key)
+			wantStatus(t, rec, http.StatusOK)
+			wantUnlimitedHeaders(t, rec)
+			if got := rec.Header().Get("Retry-After"); got != "" {
+				t.Errorf("Retry-After: got %q, want none", got)
+			}
+			// An endpoint's own error carries them as well.
+			wantUnlimitedHeaders(t, get(t, s, "/api/v1/imports/junk", tt.key))
+		})
+	}
+}
+
+// Unlimited is per key: the others keep their tier, and a finite limit can
+// be set again.
+func TestUnlimitedIsPerKey(t *testing.T) {
+	s := newFixed()
+	s.SetRateLimit(DemoKey, Unlimited)
+	wantUnlimitedHeaders(t, get(t, s, "/api/v1/categories", DemoKey))
+	wantRateHeaders(t, get(t, s, "/api/v1/categories", ReadOnlyKey), 100, 99, 1242)
+
+	s.SetRateLimit(DemoKey, 1)
+	wantRateHeaders(t, get(t, s, "/api/v1/categories", DemoKey), 1, 0, 1242)
+	wantStatus(t, get(t, s, "/api/v1/categories", DemoKey), http.StatusTooManyRequests)
+
+	u := newFixedAs(Today, WithUnlimited())
+	u.SetRateLimit(NoAIKey, 2)
+	wantRateHeaders(t, get(t, u, "/api/v1/categories", NoAIKey), 2, 1, 1242)
+	wantUnlimitedHeaders(t, get(t, u, "/api/v1/categories", DemoKey))
+}
+
+// Unauthenticated answers and routing errors carry no rate-limit header on
+// an unlimited server either.
+func TestUnlimitedUnauthenticated(t *testing.T) {
+	s := newFixedAs(Today, WithUnlimited())
+	for _, rec := range []*httptest.ResponseRecorder{
+		get(t, s, "/api/v1/categories", "not-a-key"),
+		get(t, s, "/api/v1/nowhere", DemoKey),
+	} {
+		wantNoRateHeaders(t, rec)
 	}
 }

@@ -59,8 +59,27 @@ func unauthorized() response {
 		"Access token or API key is invalid, expired, or missing")
 }
 
+// routeNotFound is Rails' answer to a path and method no route matches: the
+// router answers before any controller runs, so there is no authentication,
+// no rate limiting and no X-RateLimit-* header. Rails' public exceptions app
+// renders it as JSON for a JSON request.
 func routeNotFound() response {
-	return errorResponse(http.StatusNotFound, "not_found", "Not found")
+	return railsException(http.StatusNotFound, "Not Found")
+}
+
+// railsException is the body Rails' public exceptions app renders for an
+// exception no controller rescued: {"status":404,"error":"Not Found"}.
+func railsException(status int, text string) response {
+	return jsonResponse(status, struct {
+		Status int    `json:"status"`
+		Error  string `json:"error"`
+	}{status, text})
+}
+
+// internalServerError is the upstream's own 500 (UPSTREAM.md, "Other
+// answers a client must survive").
+func internalServerError() response {
+	return errorResponse(http.StatusInternalServerError, "internal_server_error", "An unexpected error occurred")
 }
 
 func featureDisabled() response {
@@ -68,19 +87,19 @@ func featureDisabled() response {
 		"AI features are not enabled for this user")
 }
 
-func insufficientScope() response {
+// insufficientScope is authorize_scope!'s refusal; the message names the
+// scope as the controller asked for it: "write" for chats and messages,
+// "read_write" for POST /categories. Both need a read_write key.
+func insufficientScope(scope string) response {
 	return errorResponse(http.StatusForbidden, "insufficient_scope",
-		"This action requires the 'write' scope")
+		"This action requires the '"+scope+"' scope")
 }
 
 // badRequest is Rails' public exception answer, in JSON, to a body that does
 // not parse (ActionDispatch::Http::Parameters::ParseError). UPSTREAM.md is
 // silent on it; this is Rails' stock behaviour.
 func badRequest() response {
-	return jsonResponse(http.StatusBadRequest, struct {
-		Status int    `json:"status"`
-		Error  string `json:"error"`
-	}{http.StatusBadRequest, "Bad Request"})
+	return railsException(http.StatusBadRequest, "Bad Request")
 }
 
 // iso8601 formats a timestamp the way the upstream's jbuilder views do

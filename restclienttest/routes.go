@@ -5,68 +5,105 @@ import (
 	"strings"
 )
 
-// route dispatches an authenticated request within its rate limit. Unknown
-// routes (including a known path with another method) answer 404, after
-// authentication and rate limiting, so they count.
-func (s *Server) route(c *call) response {
-	method := c.req.Method
+// Scopes a write endpoint asks authorize_scope! for. Both need a read_write
+// key; they differ only in the refusal's message.
+const (
+	needWrite     = "write"      // chats and messages controllers
+	needReadWrite = "read_write" // categories controller
+)
+
+// endpoint is a routed request: its action and the before_actions its
+// controller runs first.
+type endpoint struct {
+	serve func(*call) response
+	id    string // the {id} (or {chat_id}) path segment, as sent
+	ai    bool   // require_ai_enabled: the chat controllers
+	scope string // "" when read is enough, else needWrite or needReadWrite
+}
+
+// resolve is Rails' router: it finds the action for a method and path, or
+// reports that none matches (a routing error, answered before any
+// controller, so before authentication). Which actions exist depends on the
+// release line played.
+func (s *Server) resolve(method, path string) (endpoint, bool) {
 	if method == http.MethodHead {
 		method = http.MethodGet // Rails routes HEAD to the GET action
 	}
 	// Rails ignores one trailing slash.
-	rest, ok := strings.CutPrefix(strings.TrimSuffix(c.req.URL.Path, "/"), "/api/v1/")
+	rest, ok := strings.CutPrefix(strings.TrimSuffix(path, "/"), "/api/v1/")
 	if !ok {
-		return routeNotFound()
+		return endpoint{}, false
 	}
 	segs := strings.Split(rest, "/")
 	for _, seg := range segs {
 		if seg == "" {
-			return routeNotFound()
+			return endpoint{}, false
 		}
 	}
 	resource, segs := segs[0], segs[1:]
+	get := method == http.MethodGet
 	switch {
-	case resource == "categories" && method == http.MethodGet && len(segs) == 0:
-		return s.listCategories(c)
-	case resource == "categories" && method == http.MethodGet && len(segs) == 1:
-		c.id = segs[0]
-		return s.showCategory(c)
-	case resource == "imports" && method == http.MethodGet && len(segs) == 1:
-		c.id = segs[0]
-		return s.showImport(c)
+	case resource == "categories" && get && len(segs) == 0:
+		return endpoint{serve: s.listCategories}, true
+	case resource == "categories" && method == http.MethodPost && len(segs) == 0 && s.version.hasTodayEndpoints():
+		return endpoint{serve: s.createCategory, scope: needReadWrite}, true
+	case resource == "categories" && get && len(segs) == 1:
+		return endpoint{serve: s.showCategory, id: segs[0]}, true
+	case resource == "imports" && get && len(segs) == 0 && s.version.hasTodayEndpoints():
+		return endpoint{serve: s.listImports}, true
+	case resource == "imports" && get && len(segs) == 1:
+		return endpoint{serve: s.showImport, id: segs[0]}, true
 	case resource == "chats":
-		return s.routeChats(c, method, segs)
+		return s.resolveChats(method, segs)
 	}
-	return routeNotFound()
+	return endpoint{}, false
 }
 
-// routeChats dispatches the chat endpoints, which check, in this order, that
-// the user's AI features are on and (for writes) that the key has the write
-// scope: a read-only key of a user without AI gets feature_disabled.
-func (s *Server) routeChats(c *call, method string, segs []string) response {
-	var endpoint func(*call) response
-	write := false
+// resolveChats routes `resources :chats` (index, show, create, update,
+// destroy) and its nested `resources :messages, only: :create` with `post
+// :retry, on: :collection`, all there since v0.6.0.
+func (s *Server) resolveChats(method string, segs []string) (endpoint, bool) {
+	ep := endpoint{ai: true}
 	switch {
 	case len(segs) == 0 && method == http.MethodGet:
-		endpoint = s.listChats
+		ep.serve = s.listChats
 	case len(segs) == 0 && method == http.MethodPost:
-		endpoint, write = s.createChat, true
+		ep.serve, ep.scope = s.createChat, needWrite
 	case len(segs) == 1 && method == http.MethodGet:
-		endpoint = s.showChat
+		ep.serve = s.showChat
 	case len(segs) == 1 && (method == http.MethodPatch || method == http.MethodPut):
 		// Rails' resources route PUT to update as well as PATCH.
-		endpoint, write = s.updateChat, true
+		ep.serve, ep.scope = s.updateChat, needWrite
+	case len(segs) == 1 && method == http.MethodDelete:
+		ep.serve, ep.scope = s.deleteChat, needWrite
+	case len(segs) == 2 && segs[1] == "messages" && method == http.MethodPost:
+		ep.serve, ep.scope = s.createMessage, needWrite
+	case len(segs) == 3 && segs[1] == "messages" && segs[2] == "retry" && method == http.MethodPost:
+		ep.serve, ep.scope = s.retryMessage, needWrite
 	default:
-		return routeNotFound()
+		return endpoint{}, false
 	}
-	if len(segs) == 1 {
-		c.id = segs[0]
+	if len(segs) > 0 {
+		ep.id = segs[0]
 	}
-	if !c.key.user.aiEnabled {
+	return ep, true
+}
+
+// dispatch runs an authenticated request within its rate limit: the
+// controller's checks in the upstream's order (AI features, then scope: a
+// read-only key of a user without AI gets feature_disabled), then the action.
+// Every request that reaches a chat action first brings the user's chats up
+// to the clock: the assistant's replies due by now are appended.
+func (s *Server) dispatch(ep endpoint, c *call) response {
+	if ep.ai && !c.key.user.aiEnabled {
 		return featureDisabled()
 	}
-	if write && !c.key.canWrite() {
-		return insufficientScope()
+	if ep.scope != "" && !c.key.canWrite() {
+		return insufficientScope(ep.scope)
 	}
-	return endpoint(c)
+	c.id = ep.id
+	if ep.ai {
+		s.deliverReplies(c.key.user.load(), c.now)
+	}
+	return ep.serve(c)
 }

@@ -52,7 +52,8 @@ var demoSubcategories = []struct {
 
 // seedDemoFamily: the 22 default roots (bootstrapped one second apart when the
 // family was created) and 23 subcategories added the next day: 45 categories.
-// Three imports: complete, failed and pending.
+// Three imports: complete (clean, revertable), failed (3 invalid rows) and
+// pending (every row invalid, mappings unassigned).
 func seedDemoFamily(f *family) {
 	cs := &categorySeeder{prefix: "demo"}
 	bootstrap := at("2025-12-17T15:00:01Z")
@@ -86,8 +87,10 @@ func seedDemoFamily(f *family) {
 			NumberFormat:      str("1,234.56"),
 			SignageConvention: str("inflows_positive"),
 		},
+		uploaded:       true,
 		rowsCount:      120,
 		validRowsCount: 120,
+		mappingsCount:  9, // its categories, tags and account, all mapped
 		createdAt:      at("2026-01-10T11:39:18.123Z"),
 		updatedAt:      at("2026-01-10T11:39:22.481Z"),
 	})
@@ -106,26 +109,34 @@ func seedDemoFamily(f *family) {
 			NumberFormat:      str("1.234,56"),
 			SignageConvention: str("inflows_negative"),
 		},
-		rowsCount:      42,
-		validRowsCount: 39,
-		createdAt:      at("2026-01-11T08:02:45.007Z"),
-		updatedAt:      at("2026-01-11T08:03:10.950Z"),
+		uploaded:         true,
+		rowsCount:        42,
+		validRowsCount:   39,
+		invalidRowsCount: 3,
+		mappingsCount:    2,
+		createdAt:        at("2026-01-11T08:02:45.007Z"),
+		updatedAt:        at("2026-01-11T08:03:10.950Z"),
 	})
 	f.addImport(&importRecord{
 		id:     seedID("demo/import/3"),
 		kind:   "TransactionImport",
 		status: "pending",
-		// Uploaded, not configured yet: no account, most columns unmapped.
+		// Uploaded and split into rows, but most columns are not mapped yet:
+		// no account, every row invalid, no category mapped to a record.
 		config: importConfig{
 			DateColLabel:   str("Date"),
 			AmountColLabel: str("Amount"),
 			DateFormat:     str("%d/%m/%Y"),
 			NumberFormat:   str("1 234,56"),
 		},
-		rowsCount:      18,
-		validRowsCount: 0,
-		createdAt:      at("2026-01-12T17:20:05.310Z"),
-		updatedAt:      at("2026-01-12T17:20:05.310Z"),
+		uploaded:         true,
+		rowsCount:        18,
+		validRowsCount:   0,
+		invalidRowsCount: 18,
+		mappingsCount:    4,
+		unassignedCount:  4,
+		createdAt:        at("2026-01-12T17:20:05.310Z"),
+		updatedAt:        at("2026-01-12T17:20:05.310Z"),
 	})
 }
 
@@ -232,8 +243,10 @@ func seedOtherFamily(f *family) {
 			AccountColLabel: str("Type"),
 			NumberFormat:    str("1,234.56"),
 		},
+		uploaded:       true,
 		rowsCount:      3,
 		validRowsCount: 3,
+		mappingsCount:  3,
 		createdAt:      at("2025-11-02T08:00:00.500Z"),
 		updatedAt:      at("2025-11-02T08:00:02.250Z"),
 	})

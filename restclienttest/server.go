@@ -28,6 +28,10 @@ type Server struct {
 	held     chan struct{} // while non-nil, answers wait for it to close (Hold)
 	faults   Faults
 	rng      *rand.Rand // draws SetFaults failures; seeded, so runs repeat
+	version  Version    // set by New's options, then never changed
+
+	assistantDelay time.Duration // SetAssistant; negative: the assistant never answers
+	replies        int           // assistant replies delivered, numbered for variety
 }
 
 // Faults makes a share of authenticated requests fail as a flaky proxy in
@@ -101,18 +105,24 @@ type call struct {
 	req   *http.Request
 	body  []byte
 	query params
-	id    string // the {id} path segment, as sent
+	id    string // the {id} (or {chat_id}) path segment, as sent
 	now   time.Time
 }
 
-// New returns a seeded server, ready to serve. The seed is deterministic: the
-// same ids every run. The large family is only built when first used.
-func New() *Server {
-	return &Server{
-		keys:    newKeys(),
-		clock:   time.Now,
-		windows: map[string]*rateWindow{},
+// New returns a seeded server, ready to serve, playing Today's release line
+// unless an option says otherwise. The seed is deterministic: the same ids
+// every run. The large family is only built when first used.
+func New(opts ...Option) *Server {
+	s := &Server{
+		keys:           newKeys(),
+		clock:          time.Now,
+		windows:        map[string]*rateWindow{},
+		assistantDelay: -1,
 	}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
 
 // ServeHTTP answers one request the way the upstream would.
@@ -140,14 +150,23 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	resp.write(w)
 }
 
-// handle runs the upstream's checks in its order: authentication, rate limit,
-// routing, then (for chats) AI features and scope, then the endpoint. It also
-// returns the delay to apply before answering.
+// handle runs the upstream's checks in its order: routing (Rails' router,
+// before any controller), authentication, rate limit, then (for chats) AI
+// features and scope, then the endpoint. It also returns the delay to apply
+// before answering.
 func (s *Server) handle(r *http.Request, body []byte) (response, time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
 	keyName := r.Header.Get("X-Api-Key")
+	ep, routed := s.resolve(r.Method, r.URL.Path)
+	if !routed {
+		// A routing error: whatever the key, no rate-limit header and nothing
+		// counted, but the caller did spend a round trip, so it is recorded.
+		resp := routeNotFound()
+		s.record(r, keyName, resp.status)
+		return resp, s.delay
+	}
 	key, known := s.keys[keyName]
 	// The upstream tries OAuth first whenever an Authorization header is
 	// present, and fails, even when the API key is valid. Unauthenticated
@@ -168,12 +187,12 @@ func (s *Server) handle(r *http.Request, body []byte) (response, time.Duration) 
 		resp = f.response()
 	} else if s.faulty() {
 		if s.faults.AfterApply && rate.allowed {
-			s.route(&call{key: key, req: r, body: body, query: queryParams(r.URL.RawQuery), now: now})
+			s.dispatch(ep, &call{key: key, req: r, body: body, query: queryParams(r.URL.RawQuery), now: now})
 		}
 		resp = (&failure{status: s.faults.Status, contentType: "text/html", body: "<html><body>proxy error</body></html>"}).response()
 	} else {
 		if rate.allowed {
-			resp = s.route(&call{key: key, req: r, body: body, query: queryParams(r.URL.RawQuery), now: now})
+			resp = s.dispatch(ep, &call{key: key, req: r, body: body, query: queryParams(r.URL.RawQuery), now: now})
 		} else {
 			resp = rate.tooManyRequests()
 		}
@@ -268,8 +287,8 @@ func (s *Server) Reset() {
 }
 
 // SetRateLimit sets the requests per hour allowed to key (a key unknown to the
-// fake is ignored). Requests already counted in the current window stay
-// counted.
+// fake is ignored); Unlimited makes it a self-hosted server's key. Requests
+// already counted in the current window stay counted.
 func (s *Server) SetRateLimit(key string, limitPerHour int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -279,8 +298,8 @@ func (s *Server) SetRateLimit(key string, limitPerHour int) {
 }
 
 // SetClock replaces the clock (time.Now by default; nil restores it). It
-// drives the rate-limit windows and the timestamps of created or updated
-// chats. It is called with the server's lock held: it must not call back into
+// drives the rate-limit windows, the timestamps of created or updated
+// records and when the assistant's replies appear (SetAssistant). It is called with the server's lock held: it must not call back into
 // the Server.
 func (s *Server) SetClock(now func() time.Time) {
 	s.mu.Lock()
@@ -291,8 +310,8 @@ func (s *Server) SetClock(now func() time.Time) {
 	s.clock = now
 }
 
-// FailNext makes the next n authenticated requests whose path starts with
-// pathPrefix (e.g. "/api/v1/chats") answer status with the given content type
+// FailNext makes the next n authenticated requests (to a route that exists:
+// a routing error is answered before) whose path starts with pathPrefix (e.g. "/api/v1/chats") answer status with the given content type
 // and body (e.g. 503 text/html "<html>..."), as a proxy in front of the app
 // would: no data is touched and no rate-limit header is sent. They are still
 // recorded and count against the rate limit. When several FailNext are
