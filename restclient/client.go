@@ -89,6 +89,11 @@ func Endpoint(method, path string) string {
 	tmpl := method + " /api/v1/" + res
 	if hasID && rest != "" {
 		tmpl += "/{id}"
+		// A sub-resource keeps its name (chats/{id}/messages); ids and
+		// anything past it do not reach a label.
+		if _, sub, ok := strings.Cut(rest, "/"); ok && sub == "messages" {
+			tmpl += "/messages"
+		}
 	}
 	return tmpl
 }
@@ -315,6 +320,9 @@ func (c *Client) WithFetcher(f Fetcher) *Client {
 	return &cp
 }
 
+// BaseURL returns the API's URL (the server's base URL and /api/v1).
+func (c *Client) BaseURL() string { return c.baseURL.String() }
+
 // APIKey returns the key this client sends.
 func (c *Client) APIKey() string { return c.apiKey }
 
@@ -442,11 +450,12 @@ func get[T any](ctx context.Context, c *Client, path string, query url.Values) (
 	return out, nil
 }
 
-// write sends a POST or PATCH with a JSON body and decodes the answer.
-// Writes are never retried: the upstream may have applied them.
+// write sends a POST, PATCH or DELETE with a JSON body (none when body is
+// nil) and decodes the answer into out (nothing when out is nil). Writes
+// are never retried: the upstream may have applied them.
 func (c *Client) write(ctx context.Context, method, path string, body, out any) error {
 	resp, err := c.send(ctx, method, path, nil, body)
-	if err != nil {
+	if err != nil || out == nil {
 		return err
 	}
 	if err := json.Unmarshal(resp.Body, out); err != nil {

@@ -17,8 +17,13 @@ const MaxPerPage = 100
 // ChatsPerPage is the fixed page size of GET /chats (per_page is ignored).
 const ChatsPerPage = 20
 
-// MessagesPerPage is the fixed page size of a chat's messages.
-const MessagesPerPage = 50
+// MessagesPerPage is the fixed page size of a chat's messages since
+// v0.6.6; LegacyMessagesPerPage is the one before. Answers tell which one a
+// server uses (Pagination.Size).
+const (
+	MessagesPerPage       = 20
+	LegacyMessagesPerPage = 50
+)
 
 // CanonicalID returns the canonical form of a UUID, or a *badinput.Error
 // for field, before any request is sent: the upstream would answer 404 for
@@ -89,8 +94,9 @@ func (c *Client) ListChats(ctx context.Context, page int) (*ChatPage, error) {
 	return get[ChatPage](ctx, c, "chats", q)
 }
 
-// GetChat fetches one chat with the given page (50 messages) of its
-// messages, oldest first; the result is shared and read-only.
+// GetChat fetches one chat with the given page (20 messages, 50 before
+// v0.6.6) of its messages, oldest first; the result is shared and
+// read-only.
 func (c *Client) GetChat(ctx context.Context, id string, page int) (*Chat, error) {
 	id, err := CanonicalID("id", id)
 	if err != nil {
@@ -153,4 +159,98 @@ func (c *Client) GetImport(ctx context.Context, id string) (*Import, error) {
 		return nil, err
 	}
 	return &out.Data, nil
+}
+
+// DeleteChat deletes a chat (v0.6.0): 204 without a body.
+func (c *Client) DeleteChat(ctx context.Context, id string) error {
+	id, err := CanonicalID("id", id)
+	if err != nil {
+		return err
+	}
+	return c.write(ctx, http.MethodDelete, "chats/"+url.PathEscape(id), nil, nil)
+}
+
+// SendMessageRequest is the body of POST /chats/{id}/messages. An empty
+// Model is omitted (the server's default).
+type SendMessageRequest struct {
+	Content string `json:"content"`
+	Model   string `json:"model,omitempty"`
+}
+
+// SendMessage adds a user message to a chat (v0.6.0). The answer is the
+// message, with AIResponseStatus "pending": the assistant's reply is
+// appended to the chat later, asynchronously. Blank content is answered
+// 422 (an *APIError with Details).
+func (c *Client) SendMessage(ctx context.Context, chatID string, req SendMessageRequest) (*Message, error) {
+	id, err := CanonicalID("chat_id", chatID)
+	if err != nil {
+		return nil, err
+	}
+	var out Message
+	if err := c.write(ctx, http.MethodPost, "chats/"+url.PathEscape(id)+"/messages", req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// CreateCategoryRequest is a new category (v0.7.1). Empty fields are
+// omitted: the server picks the colour, "shapes" for the icon, and a
+// root.
+type CreateCategoryRequest struct {
+	Name     string `json:"name"`
+	Color    string `json:"color,omitempty"`
+	Icon     string `json:"icon,omitempty"`
+	ParentID string `json:"parent_id,omitempty"`
+}
+
+// CreateCategory creates a category (v0.7.1). Invalid input (a blank or
+// taken name, a parent outside the family or a third level) is answered
+// 422 with a message; a read-only key 403.
+func (c *Client) CreateCategory(ctx context.Context, req CreateCategoryRequest) (*Category, error) {
+	if req.ParentID != "" {
+		id, err := CanonicalID("parent_id", req.ParentID)
+		if err != nil {
+			return nil, err
+		}
+		req.ParentID = id
+	}
+	body := struct {
+		Category CreateCategoryRequest `json:"category"`
+	}{req}
+	var out Category
+	if err := c.write(ctx, http.MethodPost, "categories", body, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// ImportsMaxPerPage is the largest per_page GET /imports honours (else 25).
+const ImportsMaxPerPage = 100
+
+// ListImportsOptions are the filters and page of GET /imports. Zero values
+// are not sent.
+type ListImportsOptions struct {
+	Page    int
+	PerPage int    // 1..ImportsMaxPerPage; 0 leaves the server default (25)
+	Status  string // e.g. "complete"
+	Type    string // e.g. "TransactionImport"
+}
+
+// ListImports fetches one page of the family's imports, newest first
+// (v0.6.7); the result is shared and read-only.
+func (c *Client) ListImports(ctx context.Context, opts ListImportsOptions) (*ImportPage, error) {
+	q := url.Values{}
+	if opts.Page > 0 {
+		q.Set("page", strconv.Itoa(opts.Page))
+	}
+	if opts.PerPage > 0 {
+		q.Set("per_page", strconv.Itoa(min(opts.PerPage, ImportsMaxPerPage)))
+	}
+	if opts.Status != "" {
+		q.Set("status", opts.Status)
+	}
+	if opts.Type != "" {
+		q.Set("type", opts.Type)
+	}
+	return get[ImportPage](ctx, c, "imports", q)
 }

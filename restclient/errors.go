@@ -24,6 +24,9 @@ type APIError struct {
 	Code       string   // the body's "error" value, e.g. "insufficient_scope"
 	Message    string   // the body's "message", when present
 	Details    []string // the body's "details" (422 validation messages)
+	// NoRoute marks a 404 without rate-limit headers: the server's router
+	// refused the path before any controller ran (see IsNoRoute).
+	NoRoute bool
 }
 
 func (e *APIError) Error() string {
@@ -55,6 +58,8 @@ type UnavailableError struct {
 	// not JSON or not the documented shape, an HTML 4xx, a redirect): the
 	// upstream URL most likely names something else.
 	NotSure bool
+	// NoRoute: a 404 without rate-limit headers (see IsNoRoute).
+	NoRoute bool
 }
 
 // Reasons an upstream gave no usable answer (UnavailableError.Reason):
@@ -144,6 +149,22 @@ func IsNotFound(err error) bool {
 	return false
 }
 
+// IsNoRoute reports whether err is a 404 that no controller of the API
+// answered: without the rate-limit headers every authenticated answer of
+// Sure carries, whatever its body. Asked of an endpoint that a Sure
+// version added (POST /categories in v0.7.1, GET /imports in v0.6.7), it
+// means the server is older than that.
+func IsNoRoute(err error) bool {
+	var (
+		ae *APIError
+		ue *UnavailableError
+	)
+	if errors.As(err, &ae) {
+		return ae.NoRoute
+	}
+	return errors.As(err, &ue) && ue.NoRoute
+}
+
 // IsUnauthorized reports whether err is an upstream 401: the key is
 // missing, unknown or revoked.
 func IsUnauthorized(err error) bool {
@@ -163,12 +184,16 @@ type errorBody struct {
 
 // checkResponse returns nil for 2xx answers and a typed error otherwise.
 func checkResponse(op string, resp *http.Response, body []byte, now time.Time) error {
+	if resp.StatusCode == http.StatusNoContent {
+		return nil // a DELETE's answer
+	}
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		if !isJSON(resp.Header.Get("Content-Type"), body) {
 			return &UnavailableError{Op: op, Status: resp.StatusCode, Err: errors.New("answer is not JSON"), NotSure: true}
 		}
 		return nil
 	}
+	noRoute := resp.StatusCode == http.StatusNotFound && resp.Header.Get("X-RateLimit-Limit") == ""
 	var eb errorBody
 	jsonErr := json.Unmarshal(body, &eb)
 	if resp.StatusCode >= 500 || (jsonErr != nil && resp.StatusCode != http.StatusTooManyRequests) {
@@ -180,9 +205,9 @@ func checkResponse(op string, resp *http.Response, body []byte, now time.Time) e
 		}
 		// A non-JSON 4xx or a redirect is no answer of the Sure API; a 5xx
 		// is the app's or a proxy's failure.
-		return &UnavailableError{Op: op, Status: resp.StatusCode, Err: cause, NotSure: resp.StatusCode < 500}
+		return &UnavailableError{Op: op, Status: resp.StatusCode, Err: cause, NotSure: resp.StatusCode < 500, NoRoute: noRoute}
 	}
-	ae := APIError{Op: op, StatusCode: resp.StatusCode, Code: eb.Error, Message: eb.Message, Details: parseDetails(eb.Details)}
+	ae := APIError{Op: op, StatusCode: resp.StatusCode, Code: eb.Error, Message: eb.Message, Details: parseDetails(eb.Details), NoRoute: noRoute}
 	if resp.StatusCode == http.StatusTooManyRequests {
 		return &RateLimitError{APIError: ae, RetryAfter: retryAfter(resp.Header, now)}
 	}
@@ -229,8 +254,13 @@ func retryAfter(h http.Header, now time.Time) time.Duration {
 const maxRetryAfter = 24 * 60 * 60
 
 // RateLimit is the upstream's view of a key's hourly budget, read from the
-// X-RateLimit-* headers of an answer.
+// X-RateLimit-* headers of an answer. A self-hosted Sure has no limit and
+// says so with "Infinity": Unlimited is then set, and Limit and Remaining
+// are -1 (not numbers the server sent). Remaining is -1 too when the
+// header is missing or unreadable, and ResetAt zero when no reset was
+// given.
 type RateLimit struct {
+	Unlimited bool
 	Limit     int
 	Remaining int
 	// Reset is how long until the window resets: Sure sends seconds until
@@ -254,6 +284,10 @@ func Newer(b, a RateLimit) bool {
 		return true
 	case a.ResetAt.After(b.ResetAt.Add(windowSlack)):
 		return false
+	case a.Unlimited != b.Unlimited:
+		// The server changed its mind (a self-hosted server put behind a
+		// limit, or the reverse): the limited reading is the cautious one.
+		return !b.Unlimited
 	case a.Remaining < 0:
 		return true
 	case b.Remaining < 0:
@@ -265,16 +299,22 @@ func Newer(b, a RateLimit) bool {
 // Exhausted reports whether the reading says no request is left at now,
 // and how long until the window resets.
 func (rl RateLimit) Exhausted(now time.Time) (retryAfter time.Duration, exhausted bool) {
-	if rl.Remaining != 0 || rl.ResetAt.IsZero() || !now.Before(rl.ResetAt) {
+	if rl.Unlimited || rl.Remaining != 0 || rl.ResetAt.IsZero() || !now.Before(rl.ResetAt) {
 		return 0, false
 	}
 	return rl.ResetAt.Sub(now), true
 }
 
-// parseRateLimit returns nil when the answer carries no X-RateLimit-Limit.
+// parseRateLimit returns nil when the answer carries no readable
+// X-RateLimit-Limit; "Infinity" (a self-hosted server) is a reading of no
+// limit.
 func parseRateLimit(h http.Header, now time.Time) *RateLimit {
-	limit, err := strconv.Atoi(strings.TrimSpace(h.Get("X-RateLimit-Limit")))
-	if err != nil {
+	raw := strings.TrimSpace(h.Get("X-RateLimit-Limit"))
+	if strings.EqualFold(raw, "Infinity") {
+		return &RateLimit{Unlimited: true, Limit: -1, Remaining: -1}
+	}
+	limit, err := strconv.Atoi(raw)
+	if err != nil || limit < 0 {
 		return nil
 	}
 	rl := &RateLimit{Limit: limit, Remaining: -1}

@@ -66,15 +66,25 @@ func TestClient_ErrorAnswers(t *testing.T) {
 		},
 		{
 			name: "404 chat shape without message", status: 404,
+			header:  http.Header{"X-Ratelimit-Limit": {"100"}},
 			body:    `{"error":"Chat not found"}`,
 			kind:    kindAPI,
 			wantAPI: APIError{StatusCode: 404, Code: "Chat not found"}, wantNotFound: true,
 		},
 		{
 			name: "404 not_found shape", status: 404,
+			header:  http.Header{"X-Ratelimit-Limit": {"Infinity"}},
 			body:    `{"error":"not_found","message":"Category not found"}`,
 			kind:    kindAPI,
 			wantAPI: APIError{StatusCode: 404, Code: "not_found", Message: "Category not found"}, wantNotFound: true,
+		},
+		{
+			// The router's 404 (an endpoint the server's version lacks):
+			// no controller ran, so no rate-limit header.
+			name: "404 of the router, without rate-limit headers", status: 404,
+			body:    `{"status":404,"error":"Not Found"}`,
+			kind:    kindAPI,
+			wantAPI: APIError{StatusCode: 404, Code: "Not Found", NoRoute: true}, wantNotFound: true,
 		},
 		{
 			name: "422 with details", status: 422,
@@ -312,6 +322,13 @@ func TestParseRateLimit(t *testing.T) {
 			header: http.Header{"X-Ratelimit-Limit": {"100"}, "X-Ratelimit-Remaining": {"x"}, "X-Ratelimit-Reset": {"-3"}},
 			want:   &RateLimit{Limit: 100, Remaining: -1},
 		},
+		{
+			// A self-hosted Sure: no limit, and no number to show.
+			name:   "self-hosted: Infinity",
+			header: http.Header{"X-Ratelimit-Limit": {"Infinity"}, "X-Ratelimit-Remaining": {"Infinity"}, "X-Ratelimit-Reset": {"0"}},
+			want:   &RateLimit{Unlimited: true, Limit: -1, Remaining: -1},
+		},
+		{name: "negative limit", header: http.Header{"X-Ratelimit-Limit": {"-1"}}, want: nil},
 		{
 			name:   "epoch-sized reset is ignored",
 			header: http.Header{"X-Ratelimit-Limit": {"100"}, "X-Ratelimit-Remaining": {"9"}, "X-Ratelimit-Reset": {"9999999999"}},

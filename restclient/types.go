@@ -2,17 +2,37 @@ package restclient
 
 import (
 	"encoding/json"
+	"net/http"
 	"time"
 )
 
 // Pagination is the pagy block of a list answer, as the server reported it.
 // Trust it over the request: an overflowing page answers the last page (Page
-// is then lower than asked) and the chat list ignores per_page.
+// is then lower than asked) and the chat list ignores per_page. Since
+// v0.6.6 the chats and a chat's messages report "per_page": null (PerPage
+// 0): Size works it out from the page itself.
 type Pagination struct {
 	Page       int `json:"page"`
 	PerPage    int `json:"per_page"`
 	TotalCount int `json:"total_count"`
 	TotalPages int `json:"total_pages"`
+}
+
+// Size returns the page size of a page that held n items: the reported
+// per_page, or, when the server sent none, what the page shows of it. A
+// page before the last holds a whole page; the last page p (past the
+// first) holds what is left after p-1 whole pages. A list of one page
+// tells nothing (0): its items sit at their offsets whatever the size.
+func (p Pagination) Size(n int) int {
+	switch {
+	case p.PerPage > 0:
+		return p.PerPage
+	case p.Page >= 1 && p.Page < p.TotalPages && n > 0:
+		return n
+	case p.Page > 1 && p.Page >= p.TotalPages && p.TotalCount > n:
+		return (p.TotalCount - n) / (p.Page - 1)
+	}
+	return 0
 }
 
 // CategoryRef is the embedded {"id","name"} parent of a subcategory.
@@ -22,11 +42,12 @@ type CategoryRef struct {
 }
 
 // Category is a transaction category. Parent is nil for a root category;
-// the upstream allows two levels only.
+// the upstream allows two levels only. Classification is "" when the
+// server sent none: categories lost it in v0.6.9, when they became global.
 type Category struct {
 	ID                 string       `json:"id"`
 	Name               string       `json:"name"`
-	Classification     string       `json:"classification"` // "income" or "expense"
+	Classification     string       `json:"classification"` // "income", "expense", or "" (not sent)
 	Color              string       `json:"color"`
 	Icon               string       `json:"icon"`
 	Parent             *CategoryRef `json:"parent"`
@@ -58,8 +79,10 @@ type ChatPage struct {
 	Pagination Pagination    `json:"pagination"`
 }
 
-// Chat is one chat with one page of its messages (oldest first, 50 a page),
-// as answered by show, create and update.
+// Chat is one chat with one page of its messages (oldest first; 20 a page
+// since v0.6.6, 50 before), as answered by show, create and update. Since
+// v0.7.x, create and update answer "messages": [] without a pagination
+// block whatever the chat holds: MessagesShown tells the two apart.
 type Chat struct {
 	ID         string      `json:"id"`
 	Title      string      `json:"title"`
@@ -74,20 +97,34 @@ type Chat struct {
 // it sits in the chat's whole list.
 type MessagePage struct {
 	Page, PerPage, Total int
-	Messages             []Message
+	// SizeShown: PerPage is what the answer reported or showed, not a
+	// guess.
+	SizeShown bool
+	Messages  []Message
 }
+
+// MessagesShown reports whether the answer shows a page of the chat's
+// messages: a show answer always does, with its pagination block; a
+// v0.7.x create or update answer has none and an empty list that says
+// nothing of the chat's messages.
+func (c *Chat) MessagesShown() bool { return c.Pagination != nil || len(c.Messages) > 0 }
 
 // MessagePage returns the page of messages c carries. An answer without a
 // pagination block is one complete page; a total below what the page holds
-// is raised to it.
-func (c *Chat) MessagePage() MessagePage {
-	p := MessagePage{Page: 1, PerPage: MessagesPerPage, Total: len(c.Messages), Messages: c.Messages}
+// is raised to it. PerPage is the size the answer reports or shows, else
+// guess (the size learnt from other answers).
+func (c *Chat) MessagePage(guess int) MessagePage {
+	p := MessagePage{Page: 1, PerPage: guess, Total: len(c.Messages), Messages: c.Messages}
 	if c.Pagination != nil {
 		p.Page = max(c.Pagination.Page, 1)
-		if c.Pagination.PerPage > 0 {
-			p.PerPage = c.Pagination.PerPage
+		if size := c.Pagination.Size(len(c.Messages)); size > 0 {
+			p.PerPage = size
+			p.SizeShown = true
 		}
 		p.Total = max(c.Pagination.TotalCount, len(c.Messages))
+	}
+	if p.PerPage <= 0 {
+		p.PerPage = MessagesPerPage
 	}
 	return p
 }
@@ -102,6 +139,8 @@ func (p MessagePage) HoldsNewest() bool {
 }
 
 // Message is a chat message. Model is set on assistant messages only.
+// AIResponseStatus is sent with a message just created by
+// POST /chats/{id}/messages ("pending": the reply comes later).
 type Message struct {
 	ID        string     `json:"id"`
 	Type      string     `json:"type"` // user_message | assistant_message
@@ -111,6 +150,9 @@ type Message struct {
 	ToolCalls []ToolCall `json:"tool_calls"`
 	CreatedAt time.Time  `json:"created_at"`
 	UpdatedAt time.Time  `json:"updated_at"`
+
+	ChatID           string  `json:"chat_id,omitempty"`
+	AIResponseStatus *string `json:"ai_response_status,omitempty"`
 }
 
 // ToolCall is a function call made by the assistant. Arguments and result
@@ -123,8 +165,9 @@ type ToolCall struct {
 	CreatedAt         time.Time       `json:"created_at"`
 }
 
-// Import is a bulk import. Error is nil when the upstream omits the key
-// (it does when there is no error).
+// Import is a bulk import as GET /imports/{id} answers it. Error is nil
+// when the upstream omits the key (it does when there is no error);
+// StatusDetail is nil before v0.7.1.
 type Import struct {
 	ID            string              `json:"id"`
 	Type          string              `json:"type"`
@@ -133,8 +176,56 @@ type Import struct {
 	Error         *string             `json:"error"`
 	Configuration ImportConfiguration `json:"configuration"`
 	Stats         ImportStats         `json:"stats"`
+	StatusDetail  *ImportStatusDetail `json:"status_detail"`
 	CreatedAt     time.Time           `json:"created_at"` // upstream sends milliseconds here
 	UpdatedAt     time.Time           `json:"updated_at"`
+}
+
+// ImportStatusDetail is where an import stands (v0.7.1): each flag is nil
+// when the server did not send it.
+type ImportStatusDetail struct {
+	Uploaded    *bool `json:"uploaded"`
+	Configured  *bool `json:"configured"`
+	Terminal    *bool `json:"terminal"`
+	Cleaned     *bool `json:"cleaned"`
+	Publishable *bool `json:"publishable"`
+	Revertable  *bool `json:"revertable"`
+}
+
+// ImportSummary is an element of GET /imports (v0.6.7): no configuration
+// and no stats but the row count.
+type ImportSummary struct {
+	ID           string              `json:"id"`
+	Type         string              `json:"type"`
+	Status       string              `json:"status"`
+	AccountID    *string             `json:"account_id"`
+	RowsCount    *int                `json:"rows_count"`
+	Error        *string             `json:"error"`
+	StatusDetail *ImportStatusDetail `json:"status_detail"`
+	CreatedAt    time.Time           `json:"created_at"`
+	UpdatedAt    time.Time           `json:"updated_at"`
+}
+
+// ImportPage is one page of GET /imports: its paging is in "meta", not
+// in a pagy "pagination" block.
+type ImportPage struct {
+	Imports []ImportSummary `json:"data"`
+	Meta    ImportMeta      `json:"meta"`
+}
+
+// ImportMeta is the paging block of GET /imports.
+type ImportMeta struct {
+	CurrentPage int  `json:"current_page"`
+	NextPage    *int `json:"next_page"`
+	PrevPage    *int `json:"prev_page"`
+	TotalPages  int  `json:"total_pages"`
+	TotalCount  int  `json:"total_count"`
+	PerPage     int  `json:"per_page"`
+}
+
+// Pagination returns the meta block as a pagy block.
+func (m ImportMeta) Pagination() Pagination {
+	return Pagination{Page: m.CurrentPage, PerPage: m.PerPage, TotalCount: m.TotalCount, TotalPages: m.TotalPages}
 }
 
 // ImportConfiguration is the column mapping of an import; any field may be
@@ -152,10 +243,14 @@ type ImportConfiguration struct {
 	SignageConvention *string `json:"signage_convention"`
 }
 
-// ImportStats counts the rows of an import.
+// ImportStats counts the rows of an import; the last three are sent from
+// v0.7.1 on (nil before).
 type ImportStats struct {
-	RowsCount      int  `json:"rows_count"`
-	ValidRowsCount *int `json:"valid_rows_count"`
+	RowsCount               int  `json:"rows_count"`
+	ValidRowsCount          *int `json:"valid_rows_count"`
+	InvalidRowsCount        *int `json:"invalid_rows_count"`
+	MappingsCount           *int `json:"mappings_count"`
+	UnassignedMappingsCount *int `json:"unassigned_mappings_count"`
 }
 
 // UnmarshalJSON reads a tool call, turning a null function_result into nil
@@ -174,4 +269,21 @@ func (t *ToolCall) UnmarshalJSON(data []byte) error {
 	}
 	*t = ToolCall(p)
 	return nil
+}
+
+// AwaitsReply reports whether resp, the answer of a GET at path (relative
+// to /api/v1), is a chat whose newest message is the user's, with no
+// error: the assistant's reply is still to be written (asynchronously, by
+// the server), so the answer is about to change and must not be kept.
+func AwaitsReply(path string, resp *Response) bool {
+	if Endpoint(http.MethodGet, path) != "GET /api/v1/chats/{id}" || resp == nil || resp.Status != http.StatusOK {
+		return false
+	}
+	c, err := decodeShared[Chat](resp)
+	if err != nil || c.Error != nil || len(c.Messages) == 0 {
+		return false
+	}
+	p := c.MessagePage(0)
+	newest := &c.Messages[len(c.Messages)-1]
+	return p.HoldsNewest() && newest.Role == "user"
 }
