@@ -87,8 +87,11 @@ func keys(t *testing.T, b []byte) string {
 // The facade's own extensions are written as encoding/json writes them,
 // whatever the request id holds; anything else goes to encoding/json.
 func TestAppendExtensions_IsEncodingJSON(t *testing.T) {
-	rl := &rateLimitReport{Limit: 100, Remaining: 42, ResetAt: "2026-11-24T01:00:00Z"}
+	limit, remaining, at := 100, 42, "2026-11-24T01:00:00Z"
+	rl := &rateLimitReport{Limit: &limit, Remaining: &remaining, ResetAt: &at}
 	for _, ext := range []map[string]any{
+		{"upstream": upstreamReport{Calls: 2, RateLimit: &rateLimitReport{Unlimited: true}}},
+		{"upstream": upstreamReport{Calls: 1, RateLimit: &rateLimitReport{Limit: &limit}}},
 		{"upstream": upstreamReport{Calls: 3}},
 		{"upstream": upstreamReport{Calls: 0, RateLimit: rl}, "requestId": "0b6f2c"},
 		{"requestId": "<a>"},

@@ -79,7 +79,10 @@ func TestCategories_FirstPageIsOneCall(t *testing.T) {
 }
 
 func TestCategories_Filters(t *testing.T) {
-	e := newEnv(t)
+	forEachVersion(t, testCategoriesFilters)
+}
+
+func testCategoriesFilters(t *testing.T, e *env, v restclienttest.Version) {
 	all := e.upstream.Categories(restclienttest.DemoKey)
 	var roots, income []string
 	for _, c := range all {
@@ -111,6 +114,10 @@ func TestCategories_Filters(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.vars["classification"] != nil && v == restclienttest.Today {
+				// TestCategories_ClassificationOfTodaysSure.
+				return
+			}
 			var out struct{ Categories categoryConn }
 			r := e.ok(restclienttest.DemoKey, categoriesPage, tc.vars, &out)
 			wantCalls(t, r, 1)
@@ -122,6 +129,51 @@ func TestCategories_Filters(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Categories lost their classification in Sure v0.6.9: the field is null,
+// never a guess, and the filter (which today's server ignores, answering
+// the whole family) is refused: after the one call that shows the server
+// has none, at no call.
+func TestCategories_ClassificationOfTodaysSure(t *testing.T) {
+	e := newEnv(t)
+	key := restclienttest.DemoKey
+	filtered := `query($c: CategoryClassification) { categories(first: 100, classification: $c) { totalCount nodes { name classification } } }`
+
+	// Unknown yet: the call it costs is not taken for the filtered list.
+	r := e.do(key, filtered, map[string]any{"c": "INCOME"})
+	wantCalls(t, r, 1)
+	got := wantError(t, r, "UNSUPPORTED_BY_UPSTREAM")
+	if !strings.Contains(got.Message, "classification") || !strings.Contains(got.Message, "version") {
+		t.Errorf("message %q: want it to say the server's version has no classification", got.Message)
+	}
+	if string(r.data) != `{"categories":null}` {
+		t.Errorf("data = %s, want the field null", r.data)
+	}
+
+	// Known now: refused before any call, for every key of this upstream.
+	for _, k := range []string{key, restclienttest.OtherFamilyKey} {
+		r = e.do(k, filtered, map[string]any{"c": "EXPENSE"})
+		wantCalls(t, r, 0)
+		wantError(t, r, "UNSUPPORTED_BY_UPSTREAM")
+	}
+
+	// The categories themselves: classification null, nothing invented.
+	var out struct{ Categories categoryConn }
+	e.ok(key, `{ categories(first: 100) { totalCount nodes { name classification } } }`, nil, &out)
+	if len(out.Categories.Nodes) == 0 {
+		t.Fatal("no categories")
+	}
+	for _, c := range out.Categories.Nodes {
+		if c.Classification != "" {
+			t.Errorf("%s: classification %q, want null", c.Name, c.Classification)
+		}
+	}
+
+	// A server seen first without a filter is known at no call too.
+	fresh := newEnv(t)
+	fresh.ok(key, `{ categories(first: 1) { nodes { id } } }`, nil, nil)
+	wantCalls(t, fresh.do(key, filtered, map[string]any{"c": "INCOME"}), 0)
 }
 
 // A first: 30 window at offset 45 fits page 2 of 38 (offsets 38..75): one call.

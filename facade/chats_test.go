@@ -102,7 +102,10 @@ func TestChats_PagingAcrossFixedPages(t *testing.T) {
 }
 
 func TestChat_ShowWithMessagesAcrossPages(t *testing.T) {
-	e := newEnv(t)
+	forEachVersion(t, testChatShowWithMessagesAcrossPages)
+}
+
+func testChatShowWithMessagesAcrossPages(t *testing.T, e *env, v restclienttest.Version) {
 	var long restclienttest.Chat
 	for _, c := range e.upstream.Chats(restclienttest.DemoKey) {
 		if c.MessageCount > 100 {
@@ -115,11 +118,12 @@ func TestChat_ShowWithMessagesAcrossPages(t *testing.T) {
 	q := `query($id: ID!, $first: Int, $after: String, $last: Int) { chat(id: $id) { id title messageCount lastMessageAt messages(first: $first, after: $after, last: $last) {
 		totalCount nodes { id role content createdAt toolCalls { functionName functionArguments functionResult } } pageInfo { hasNextPage hasPreviousPage startCursor endCursor } } } }`
 
-	// The first 30 messages are on the page the show answer carries: 1 call,
+	// The first 30 messages start on the page the show answer carries (1
+	// call; 20 a page since v0.6.6, 50 before: one more page for today's),
 	// plus 1 for lastMessageAt (the newest message is on the last page).
 	var out struct{ Chat chatNode }
 	r := e.ok(restclienttest.DemoKey, q, map[string]any{"id": long.ID, "first": 30}, &out)
-	wantCalls(t, r, 2)
+	wantCalls(t, r, 1+(30+messagesPerPage(v)-1)/messagesPerPage(v))
 	if out.Chat.MessageCount != long.MessageCount || out.Chat.Messages.TotalCount != long.MessageCount {
 		t.Errorf("messageCount %d, totalCount %d, want %d", out.Chat.MessageCount, out.Chat.Messages.TotalCount, long.MessageCount)
 	}
@@ -127,7 +131,7 @@ func TestChat_ShowWithMessagesAcrossPages(t *testing.T) {
 		t.Fatalf("got %d messages (hasNextPage %v), want 30 and more", len(out.Chat.Messages.Nodes), out.Chat.Messages.PageInfo.HasNextPage)
 	}
 
-	// Walk forward across the 50-message pages, collecting ids.
+	// Walk forward across the pages, collecting ids.
 	seen := map[string]bool{}
 	var ids []string
 	for _, m := range out.Chat.Messages.Nodes {
@@ -199,7 +203,10 @@ func TestChat_ToolCalls(t *testing.T) {
 }
 
 func TestChat_CreateThenListAndRename(t *testing.T) {
-	e := newEnv(t)
+	forEachVersion(t, testChatCreateThenListAndRename)
+}
+
+func testChatCreateThenListAndRename(t *testing.T, e *env, v restclienttest.Version) {
 	key := restclienttest.DemoKey
 	var created struct {
 		CreateChat struct {
@@ -213,7 +220,14 @@ func TestChat_CreateThenListAndRename(t *testing.T) {
 	}
 	r := e.ok(key, `mutation($in: CreateChatInput!) { createChat(input: $in) { clientMutationId userErrors { field message code } chat { id title messageCount messages { totalCount nodes { role content } } } } }`,
 		map[string]any{"in": map[string]any{"title": "Budget review", "message": "How did I do in March?", "clientMutationId": "m1"}}, &created)
-	wantCalls(t, r, 1)
+	// Since v0.7.x the answer to a create shows no message ("messages":
+	// []): the payload reads them, one call more. Before, the answer held
+	// them.
+	if v == restclienttest.Legacy {
+		wantCalls(t, r, 1)
+	} else {
+		wantCalls(t, r, 2)
+	}
 	c := created.CreateChat
 	if c.Chat == nil || c.Chat.Title != "Budget review" || len(c.UserErrors) != 0 || c.ClientMutationID == nil || *c.ClientMutationID != "m1" {
 		t.Fatalf("createChat = %+v", c)

@@ -318,12 +318,14 @@ func newShared(cfg Config, log *slog.Logger) *planner.Shared {
 		shared.Keys = cfg.Redis.Keys()
 		shared.RateLimits = cfg.Redis.RateLimits()
 		shared.FamilySizes = cfg.Redis.FamilySizes()
+		shared.Traits = cfg.Redis.Traits(cfg.Upstream.BaseURL())
 	} else {
 		// A secret of this process: ids of keys in memory are keyed hashes
 		// too, which no one outside the process can recompute.
 		shared.Keys = callerkey.NewRing(nil, false)
 		shared.RateLimits = &restcache.RateLimits{}
 		shared.FamilySizes = &restcache.FamilySizes{}
+		shared.Traits = &restcache.Traits{}
 	}
 	if cfg.Metrics != nil {
 		shared.Meter = cfg.Metrics
@@ -683,7 +685,7 @@ func reportUpstreamCost(ctx context.Context, next graphql.ResponseHandler) *grap
 	}
 	up := upstreamReport{Calls: planner.OperationCalls(ctx)} // this operation's, also in a batch
 	if rl := l.RateLimit(); rl != nil {
-		up.RateLimit = &rateLimitReport{Limit: rl.Limit, Remaining: rl.Remaining, ResetAt: rl.ResetAt.UTC().Format(time.RFC3339)}
+		up.RateLimit = newRateLimitReport(rl)
 	}
 	if resp.Extensions == nil {
 		resp.Extensions = map[string]any{}
@@ -700,10 +702,40 @@ type upstreamReport struct {
 	RateLimit *rateLimitReport `json:"rateLimit,omitempty"`
 }
 
+// rateLimitReport is extensions.upstream.rateLimit: what the upstream's
+// headers said, null where they said nothing (an unlimited server's
+// numbers, a missing header): never a number the server did not send.
 type rateLimitReport struct {
-	Limit     int    `json:"limit"`
-	Remaining int    `json:"remaining"`
-	ResetAt   string `json:"resetAt"`
+	Limit     *int    `json:"limit"`
+	Remaining *int    `json:"remaining"`
+	ResetAt   *string `json:"resetAt"`
+	Unlimited bool    `json:"unlimited"`
+}
+
+func newRateLimitReport(rl *restclient.RateLimit) *rateLimitReport {
+	r := &rateLimitReport{Unlimited: rl.Unlimited}
+	if rl.Unlimited {
+		return r
+	}
+	if rl.Limit >= 0 {
+		r.Limit = &rl.Limit
+	}
+	if rl.Remaining >= 0 {
+		r.Remaining = &rl.Remaining
+	}
+	if !rl.ResetAt.IsZero() {
+		at := rl.ResetAt.UTC().Format(time.RFC3339)
+		r.ResetAt = &at
+	}
+	return r
+}
+
+// appendJSONInt appends n, or null.
+func appendJSONInt(buf []byte, n *int) []byte {
+	if n == nil {
+		return append(buf, "null"...)
+	}
+	return strconv.AppendInt(buf, int64(*n), 10)
 }
 
 // appendJSON appends r as encoding/json encodes it
@@ -711,9 +743,16 @@ type rateLimitReport struct {
 func (r upstreamReport) appendJSON(buf []byte) []byte {
 	buf = strconv.AppendInt(append(buf, `{"calls":`...), int64(r.Calls), 10)
 	if rl := r.RateLimit; rl != nil {
-		buf = strconv.AppendInt(append(buf, `,"rateLimit":{"limit":`...), int64(rl.Limit), 10)
-		buf = strconv.AppendInt(append(buf, `,"remaining":`...), int64(rl.Remaining), 10)
-		buf = append(appendJSONString(append(buf, `,"resetAt":`...), rl.ResetAt), '}')
+		buf = appendJSONInt(append(buf, `,"rateLimit":{"limit":`...), rl.Limit)
+		buf = appendJSONInt(append(buf, `,"remaining":`...), rl.Remaining)
+		buf = append(buf, `,"resetAt":`...)
+		if rl.ResetAt == nil {
+			buf = append(buf, "null"...)
+		} else {
+			buf = appendJSONString(buf, *rl.ResetAt)
+		}
+		buf = strconv.AppendBool(append(buf, `,"unlimited":`...), rl.Unlimited)
+		buf = append(buf, '}')
 	}
 	return append(buf, '}')
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"testing"
 	"time"
 
@@ -30,16 +31,45 @@ type env struct {
 type envOption func(*envConfig)
 
 type envConfig struct {
-	facade  facade.Config
-	timeout time.Duration
-	retry   *restclient.RetryPolicy
-	wrap    func(http.Handler) http.Handler // around the fake upstream
+	upstream []restclienttest.Option
+	facade   facade.Config
+	timeout  time.Duration
+	retry    *restclient.RetryPolicy
+	wrap     func(http.Handler) http.Handler // around the fake upstream
 }
 
 // withUpstreamWrapper puts a handler in front of the fake upstream, e.g. to
 // watch what reaches it.
 func withUpstreamWrapper(wrap func(http.Handler) http.Handler) envOption {
 	return func(c *envConfig) { c.wrap = wrap }
+}
+
+// withUpstream configures the fake upstream, e.g. the Sure version it
+// plays (today's, unless told).
+func withUpstream(opts ...restclienttest.Option) envOption {
+	return func(c *envConfig) { c.upstream = append(c.upstream, opts...) }
+}
+
+// versions are the Sure release lines the facade must answer right
+// against: a test of behaviour they differ in runs once for each.
+var versions = []restclienttest.Version{restclienttest.Today, restclienttest.Legacy}
+
+// forEachVersion runs f in a subtest per Sure version, with an env whose
+// fake upstream plays it.
+func forEachVersion(t *testing.T, f func(t *testing.T, e *env, v restclienttest.Version), opts ...envOption) {
+	for _, v := range versions {
+		t.Run(v.String(), func(t *testing.T) {
+			f(t, newEnv(t, append(slices.Clip(opts), withUpstream(restclienttest.WithVersion(v)))...), v)
+		})
+	}
+}
+
+// messagesPerPage is the page size of a chat's messages of version v.
+func messagesPerPage(v restclienttest.Version) int {
+	if v == restclienttest.Legacy {
+		return restclient.LegacyMessagesPerPage
+	}
+	return restclient.MessagesPerPage
 }
 
 // withRetry replaces the harness's retry policy (one retry, no wait).
@@ -56,7 +86,7 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	up := restclienttest.New()
+	up := restclienttest.New(cfg.upstream...)
 	var upHandler http.Handler = up
 	if cfg.wrap != nil {
 		upHandler = cfg.wrap(up)

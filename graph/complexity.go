@@ -29,6 +29,9 @@ func Complexity() ComplexityRoot {
 	c.Query.Chats = func(child int, first *int, _ *string, last *int, _ *string) int {
 		return connectionCost(child, first, last, planner.DefaultChatPage)
 	}
+	c.Query.Imports = func(child int, first *int, _ *string, last *int, _ *string, _ *string, _ *string) int {
+		return connectionCost(child, first, last, planner.DefaultImportPage)
+	}
 	c.Category.Subcategories = func(child int, first *int, _ *string, last *int, _ *string) int {
 		return connectionCost(child, first, last, planner.DefaultCategoryPage)
 	}

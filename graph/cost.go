@@ -94,6 +94,31 @@ func rootCalls(key *string) ComplexityRoot {
 	}
 	c.Query.Chat = func(_ int, id string) int { return lookupCalls(key, "chat", id) }
 	c.Query.Import = func(_ int, id string) int { return lookupCalls(key, "import", id) }
+	c.Query.Imports = func(_ int, first *int, after *string, last *int, before *string, status *string, typ *string) int {
+		var f planner.ImportFilter
+		if status != nil {
+			f.Status = *status
+		}
+		if typ != nil {
+			f.Type = *typ
+		}
+		req, err := planner.ParseImports(f, pageArgs(first, after, last, before))
+		if err != nil {
+			return 0
+		}
+		*key = fmt.Sprintf("imports %+v", req)
+		return req.Calls(0, restclient.ImportsMaxPerPage)
+	}
+	c.Mutation.SendChatMessage = func(_ int, in model.SendChatMessageInput) int {
+		return validIDs(in.ChatID) * validTitle(in.Content)
+	}
+	c.Mutation.DeleteChat = func(_ int, in model.DeleteChatInput) int { return validIDs(in.ID) }
+	c.Mutation.CreateCategory = func(_ int, in model.CreateCategoryInput) int {
+		if in.ParentID != nil && validIDs(*in.ParentID) == 0 {
+			return 0
+		}
+		return validTitle(in.Name)
+	}
 	c.Mutation.CreateChat = func(_ int, in model.CreateChatInput) int {
 		return validTitle(in.Title)
 	}

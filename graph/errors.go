@@ -35,6 +35,10 @@ const (
 	// CodeCursorStale: a cursor's item left the list and its place could
 	// not be found; the client pages again from the start.
 	CodeCursorStale = "CURSOR_STALE"
+	// CodeUnsupportedByUpstream: the Sure server's version cannot answer
+	// the field (a feature it removed, or an endpoint it does not have
+	// yet). Not worth retrying against the same server.
+	CodeUnsupportedByUpstream = "UNSUPPORTED_BY_UPSTREAM"
 )
 
 // Codes of refusals by package facade, before any resolver runs: by its
@@ -102,8 +106,11 @@ func present(err error) (string, map[string]any) {
 		tooMuch *planner.TooExpensiveError
 		unknown *planner.OutcomeUnknownError
 		stale   *paging.StaleCursorError
+		unsup   *planner.UnsupportedError
 	)
 	switch {
+	case errors.As(err, &unsup):
+		return unsup.Error(), code(CodeUnsupportedByUpstream)
 	case errors.As(err, &unknown):
 		return unknown.Error(), map[string]any{"code": CodeUpstreamOutcomeUnknown, "checked": unknown.Checked}
 	case errors.As(err, &tooMuch):

@@ -31,6 +31,7 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 type ResolverRoot interface {
 	Category() CategoryResolver
 	Chat() ChatResolver
+	Import() ImportResolver
 	Mutation() MutationResolver
 	Query() QueryResolver
 }
@@ -87,10 +88,24 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	CreateCategoryPayload struct {
+		Category         func(childComplexity int) int
+		ClientMutationID func(childComplexity int) int
+		ConfirmedByRead  func(childComplexity int) int
+		UserErrors       func(childComplexity int) int
+	}
+
 	CreateChatPayload struct {
 		Chat             func(childComplexity int) int
 		ClientMutationID func(childComplexity int) int
 		ConfirmedByRead  func(childComplexity int) int
+		UserErrors       func(childComplexity int) int
+	}
+
+	DeleteChatPayload struct {
+		ClientMutationID func(childComplexity int) int
+		ConfirmedByRead  func(childComplexity int) int
+		DeletedChatID    func(childComplexity int) int
 		UserErrors       func(childComplexity int) int
 	}
 
@@ -102,6 +117,7 @@ type ComplexityRoot struct {
 		ID            func(childComplexity int) int
 		Stats         func(childComplexity int) int
 		Status        func(childComplexity int) int
+		StatusDetail  func(childComplexity int) int
 		Type          func(childComplexity int) int
 		UpdatedAt     func(childComplexity int) int
 	}
@@ -119,20 +135,45 @@ type ComplexityRoot struct {
 		TagsColLabel      func(childComplexity int) int
 	}
 
+	ImportConnection struct {
+		Edges      func(childComplexity int) int
+		Nodes      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	ImportEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	ImportStats struct {
-		RowsCount      func(childComplexity int) int
-		ValidRowsCount func(childComplexity int) int
+		InvalidRowsCount        func(childComplexity int) int
+		MappingsCount           func(childComplexity int) int
+		RowsCount               func(childComplexity int) int
+		UnassignedMappingsCount func(childComplexity int) int
+		ValidRowsCount          func(childComplexity int) int
+	}
+
+	ImportStatusDetail struct {
+		Cleaned     func(childComplexity int) int
+		Configured  func(childComplexity int) int
+		Publishable func(childComplexity int) int
+		Revertable  func(childComplexity int) int
+		Terminal    func(childComplexity int) int
+		Uploaded    func(childComplexity int) int
 	}
 
 	Message struct {
-		Content   func(childComplexity int) int
-		CreatedAt func(childComplexity int) int
-		ID        func(childComplexity int) int
-		Model     func(childComplexity int) int
-		Role      func(childComplexity int) int
-		ToolCalls func(childComplexity int) int
-		Type      func(childComplexity int) int
-		UpdatedAt func(childComplexity int) int
+		AIResponseStatus func(childComplexity int) int
+		Content          func(childComplexity int) int
+		CreatedAt        func(childComplexity int) int
+		ID               func(childComplexity int) int
+		Model            func(childComplexity int) int
+		Role             func(childComplexity int) int
+		ToolCalls        func(childComplexity int) int
+		Type             func(childComplexity int) int
+		UpdatedAt        func(childComplexity int) int
 	}
 
 	MessageConnection struct {
@@ -148,8 +189,11 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
-		CreateChat func(childComplexity int, input model.CreateChatInput) int
-		UpdateChat func(childComplexity int, input model.UpdateChatInput) int
+		CreateCategory  func(childComplexity int, input model.CreateCategoryInput) int
+		CreateChat      func(childComplexity int, input model.CreateChatInput) int
+		DeleteChat      func(childComplexity int, input model.DeleteChatInput) int
+		SendChatMessage func(childComplexity int, input model.SendChatMessageInput) int
+		UpdateChat      func(childComplexity int, input model.UpdateChatInput) int
 	}
 
 	PageInfo struct {
@@ -165,6 +209,7 @@ type ComplexityRoot struct {
 		Chat       func(childComplexity int, id string) int
 		Chats      func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Import     func(childComplexity int, id string) int
+		Imports    func(childComplexity int, first *int, after *string, last *int, before *string, status *string, typeArg *string) int
 		Node       func(childComplexity int, id string) int
 		Nodes      func(childComplexity int, ids []string) int
 		RateLimit  func(childComplexity int) int
@@ -174,7 +219,15 @@ type ComplexityRoot struct {
 		Limit     func(childComplexity int) int
 		Remaining func(childComplexity int) int
 		ResetAt   func(childComplexity int) int
+		Unlimited func(childComplexity int) int
 		Used      func(childComplexity int) int
+	}
+
+	SendChatMessagePayload struct {
+		ClientMutationID func(childComplexity int) int
+		ConfirmedByRead  func(childComplexity int) int
+		Message          func(childComplexity int) int
+		UserErrors       func(childComplexity int) int
 	}
 
 	ToolCall struct {
@@ -211,9 +264,16 @@ type ChatResolver interface {
 	LastMessageAt(ctx context.Context, obj *model.Chat) (*time.Time, error)
 	Messages(ctx context.Context, obj *model.Chat, first *int, after *string, last *int, before *string) (*model.MessageConnection, error)
 }
+type ImportResolver interface {
+	Configuration(ctx context.Context, obj *model.Import) (*model.ImportConfiguration, error)
+	Stats(ctx context.Context, obj *model.Import) (*model.ImportStats, error)
+}
 type MutationResolver interface {
 	CreateChat(ctx context.Context, input model.CreateChatInput) (*model.CreateChatPayload, error)
 	UpdateChat(ctx context.Context, input model.UpdateChatInput) (*model.UpdateChatPayload, error)
+	SendChatMessage(ctx context.Context, input model.SendChatMessageInput) (*model.SendChatMessagePayload, error)
+	DeleteChat(ctx context.Context, input model.DeleteChatInput) (*model.DeleteChatPayload, error)
+	CreateCategory(ctx context.Context, input model.CreateCategoryInput) (*model.CreateCategoryPayload, error)
 }
 type QueryResolver interface {
 	Categories(ctx context.Context, first *int, after *string, last *int, before *string, classification *model.CategoryClassification, rootsOnly *bool, parentID *string) (*model.CategoryConnection, error)
@@ -221,6 +281,7 @@ type QueryResolver interface {
 	Chats(ctx context.Context, first *int, after *string, last *int, before *string) (*model.ChatConnection, error)
 	Chat(ctx context.Context, id string) (*model.Chat, error)
 	Import(ctx context.Context, id string) (*model.Import, error)
+	Imports(ctx context.Context, first *int, after *string, last *int, before *string, status *string, typeArg *string) (*model.ImportConnection, error)
 	Node(ctx context.Context, id string) (model.Node, error)
 	Nodes(ctx context.Context, ids []string) ([]model.Node, error)
 	RateLimit(ctx context.Context) (*model.RateLimit, error)
@@ -440,6 +501,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ChatEdge.Node(childComplexity), true
 
+	case "CreateCategoryPayload.category":
+		if e.ComplexityRoot.CreateCategoryPayload.Category == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreateCategoryPayload.Category(childComplexity), true
+	case "CreateCategoryPayload.clientMutationId":
+		if e.ComplexityRoot.CreateCategoryPayload.ClientMutationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreateCategoryPayload.ClientMutationID(childComplexity), true
+	case "CreateCategoryPayload.confirmedByRead":
+		if e.ComplexityRoot.CreateCategoryPayload.ConfirmedByRead == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreateCategoryPayload.ConfirmedByRead(childComplexity), true
+	case "CreateCategoryPayload.userErrors":
+		if e.ComplexityRoot.CreateCategoryPayload.UserErrors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreateCategoryPayload.UserErrors(childComplexity), true
+
 	case "CreateChatPayload.chat":
 		if e.ComplexityRoot.CreateChatPayload.Chat == nil {
 			break
@@ -464,6 +550,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CreateChatPayload.UserErrors(childComplexity), true
+
+	case "DeleteChatPayload.clientMutationId":
+		if e.ComplexityRoot.DeleteChatPayload.ClientMutationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeleteChatPayload.ClientMutationID(childComplexity), true
+	case "DeleteChatPayload.confirmedByRead":
+		if e.ComplexityRoot.DeleteChatPayload.ConfirmedByRead == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeleteChatPayload.ConfirmedByRead(childComplexity), true
+	case "DeleteChatPayload.deletedChatId":
+		if e.ComplexityRoot.DeleteChatPayload.DeletedChatID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeleteChatPayload.DeletedChatID(childComplexity), true
+	case "DeleteChatPayload.userErrors":
+		if e.ComplexityRoot.DeleteChatPayload.UserErrors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeleteChatPayload.UserErrors(childComplexity), true
 
 	case "Import.accountId":
 		if e.ComplexityRoot.Import.AccountID == nil {
@@ -507,6 +618,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Import.Status(childComplexity), true
+	case "Import.statusDetail":
+		if e.ComplexityRoot.Import.StatusDetail == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Import.StatusDetail(childComplexity), true
 	case "Import.type":
 		if e.ComplexityRoot.Import.Type == nil {
 			break
@@ -581,12 +698,68 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ImportConfiguration.TagsColLabel(childComplexity), true
 
+	case "ImportConnection.edges":
+		if e.ComplexityRoot.ImportConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImportConnection.Edges(childComplexity), true
+	case "ImportConnection.nodes":
+		if e.ComplexityRoot.ImportConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImportConnection.Nodes(childComplexity), true
+	case "ImportConnection.pageInfo":
+		if e.ComplexityRoot.ImportConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImportConnection.PageInfo(childComplexity), true
+	case "ImportConnection.totalCount":
+		if e.ComplexityRoot.ImportConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImportConnection.TotalCount(childComplexity), true
+
+	case "ImportEdge.cursor":
+		if e.ComplexityRoot.ImportEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImportEdge.Cursor(childComplexity), true
+	case "ImportEdge.node":
+		if e.ComplexityRoot.ImportEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImportEdge.Node(childComplexity), true
+
+	case "ImportStats.invalidRowsCount":
+		if e.ComplexityRoot.ImportStats.InvalidRowsCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImportStats.InvalidRowsCount(childComplexity), true
+	case "ImportStats.mappingsCount":
+		if e.ComplexityRoot.ImportStats.MappingsCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImportStats.MappingsCount(childComplexity), true
 	case "ImportStats.rowsCount":
 		if e.ComplexityRoot.ImportStats.RowsCount == nil {
 			break
 		}
 
 		return e.ComplexityRoot.ImportStats.RowsCount(childComplexity), true
+	case "ImportStats.unassignedMappingsCount":
+		if e.ComplexityRoot.ImportStats.UnassignedMappingsCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImportStats.UnassignedMappingsCount(childComplexity), true
 	case "ImportStats.validRowsCount":
 		if e.ComplexityRoot.ImportStats.ValidRowsCount == nil {
 			break
@@ -594,6 +767,49 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ImportStats.ValidRowsCount(childComplexity), true
 
+	case "ImportStatusDetail.cleaned":
+		if e.ComplexityRoot.ImportStatusDetail.Cleaned == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImportStatusDetail.Cleaned(childComplexity), true
+	case "ImportStatusDetail.configured":
+		if e.ComplexityRoot.ImportStatusDetail.Configured == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImportStatusDetail.Configured(childComplexity), true
+	case "ImportStatusDetail.publishable":
+		if e.ComplexityRoot.ImportStatusDetail.Publishable == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImportStatusDetail.Publishable(childComplexity), true
+	case "ImportStatusDetail.revertable":
+		if e.ComplexityRoot.ImportStatusDetail.Revertable == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImportStatusDetail.Revertable(childComplexity), true
+	case "ImportStatusDetail.terminal":
+		if e.ComplexityRoot.ImportStatusDetail.Terminal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImportStatusDetail.Terminal(childComplexity), true
+	case "ImportStatusDetail.uploaded":
+		if e.ComplexityRoot.ImportStatusDetail.Uploaded == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ImportStatusDetail.Uploaded(childComplexity), true
+
+	case "Message.aiResponseStatus":
+		if e.ComplexityRoot.Message.AIResponseStatus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Message.AIResponseStatus(childComplexity), true
 	case "Message.content":
 		if e.ComplexityRoot.Message.Content == nil {
 			break
@@ -681,6 +897,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.MessageEdge.Node(childComplexity), true
 
+	case "Mutation.createCategory":
+		if e.ComplexityRoot.Mutation.CreateCategory == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createCategory_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateCategory(childComplexity, args["input"].(model.CreateCategoryInput)), true
 	case "Mutation.createChat":
 		if e.ComplexityRoot.Mutation.CreateChat == nil {
 			break
@@ -692,6 +919,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateChat(childComplexity, args["input"].(model.CreateChatInput)), true
+	case "Mutation.deleteChat":
+		if e.ComplexityRoot.Mutation.DeleteChat == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteChat_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteChat(childComplexity, args["input"].(model.DeleteChatInput)), true
+	case "Mutation.sendChatMessage":
+		if e.ComplexityRoot.Mutation.SendChatMessage == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_sendChatMessage_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SendChatMessage(childComplexity, args["input"].(model.SendChatMessageInput)), true
 	case "Mutation.updateChat":
 		if e.ComplexityRoot.Mutation.UpdateChat == nil {
 			break
@@ -784,6 +1033,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Import(childComplexity, args["id"].(string)), true
+	case "Query.imports":
+		if e.ComplexityRoot.Query.Imports == nil {
+			break
+		}
+
+		args, err := ec.field_Query_imports_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Imports(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["status"].(*string), args["type"].(*string)), true
 
 	case "Query.node":
 		if e.ComplexityRoot.Query.Node == nil {
@@ -832,12 +1092,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RateLimit.ResetAt(childComplexity), true
+	case "RateLimit.unlimited":
+		if e.ComplexityRoot.RateLimit.Unlimited == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RateLimit.Unlimited(childComplexity), true
 	case "RateLimit.used":
 		if e.ComplexityRoot.RateLimit.Used == nil {
 			break
 		}
 
 		return e.ComplexityRoot.RateLimit.Used(childComplexity), true
+
+	case "SendChatMessagePayload.clientMutationId":
+		if e.ComplexityRoot.SendChatMessagePayload.ClientMutationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SendChatMessagePayload.ClientMutationID(childComplexity), true
+	case "SendChatMessagePayload.confirmedByRead":
+		if e.ComplexityRoot.SendChatMessagePayload.ConfirmedByRead == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SendChatMessagePayload.ConfirmedByRead(childComplexity), true
+	case "SendChatMessagePayload.message":
+		if e.ComplexityRoot.SendChatMessagePayload.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SendChatMessagePayload.Message(childComplexity), true
+	case "SendChatMessagePayload.userErrors":
+		if e.ComplexityRoot.SendChatMessagePayload.UserErrors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SendChatMessagePayload.UserErrors(childComplexity), true
 
 	case "ToolCall.createdAt":
 		if e.ComplexityRoot.ToolCall.CreatedAt == nil {
@@ -922,7 +1213,10 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	opCtx := graphql.GetOperationContext(ctx)
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
+		ec.unmarshalInputCreateCategoryInput,
 		ec.unmarshalInputCreateChatInput,
+		ec.unmarshalInputDeleteChatInput,
+		ec.unmarshalInputSendChatMessageInput,
 		ec.unmarshalInputUpdateChatInput,
 	)
 	first := true
@@ -1021,6 +1315,8 @@ type Query {
   The family's categories, ordered by name (then id), as a Relay connection.
   Filters combine: ` + "`" + `classification` + "`" + `, ` + "`" + `rootsOnly` + "`" + ` (only categories without a parent)
   and ` + "`" + `parentId` + "`" + ` (only the subcategories of that category; it must be a UUID).
+  ` + "`" + `classification` + "`" + ` needs a Sure server older than v0.6.9: against a newer one the field
+  is ` + "`" + `null` + "`" + ` with an ` + "`" + `UNSUPPORTED_BY_UPSTREAM` + "`" + ` error (no call once the server is known).
   Page with ` + "`" + `first` + "`" + `/` + "`" + `after` + "`" + ` or ` + "`" + `last` + "`" + `/` + "`" + `before` + "`" + ` (at most 100; default: first 25).
   """
   categories(
@@ -1032,7 +1328,7 @@ type Query {
     last: Int
     "Cursor from a previous page's ` + "`" + `startCursor` + "`" + ` or an edge of this same list and filter."
     before: String
-    "Only categories of this classification."
+    "Only categories of this classification (Sure before v0.6.9 only; see above)."
     classification: CategoryClassification
     "Only root categories (those without a parent)."
     rootsOnly: Boolean
@@ -1065,6 +1361,28 @@ type Query {
   import("The import's UUID." id: ID!): Import
 
   """
+  The family's imports, newest first, as a Relay connection (Sure v0.6.7 and later; against
+  an older server the field is ` + "`" + `null` + "`" + ` with an ` + "`" + `UNSUPPORTED_BY_UPSTREAM` + "`" + ` error).
+  Page with ` + "`" + `first` + "`" + `/` + "`" + `after` + "`" + ` or ` + "`" + `last` + "`" + `/` + "`" + `before` + "`" + ` (at most 100; default: first 25).
+  An import of the list carries what the list sends; its ` + "`" + `configuration` + "`" + `, and its ` + "`" + `stats` + "`" + `
+  beyond ` + "`" + `rowsCount` + "`" + `, cost one lookup each (planned together).
+  """
+  imports(
+    "Number of imports from the start of the window (0..100)."
+    first: Int
+    "Cursor from a previous page of this list (and filters)."
+    after: String
+    "Number of imports from the end of the window (0..100)."
+    last: Int
+    "Cursor from a previous page of this list (and filters)."
+    before: String
+    "Only imports in this state, e.g. ` + "`" + `complete` + "`" + `."
+    status: String
+    "Only imports of this kind, e.g. ` + "`" + `TransactionImport` + "`" + `."
+    type: String
+  ): ImportConnection
+
+  """
   Any object by its id (Relay's Global Object Identification): a ` + "`" + `Category` + "`" + `, ` + "`" + `Chat` + "`" + ` or
   ` + "`" + `Import` + "`" + `, or ` + "`" + `null` + "`" + ` when the caller has none with this id. The ids are Sure's UUIDs,
   the same as every other field's. An id of an object an earlier answer for this key
@@ -1089,16 +1407,22 @@ type Query {
   rateLimit: RateLimit
 }
 
-"The hourly request budget of an API key (100 requests an hour on Sure's standard tier)."
+"""
+The hourly request budget of an API key (100 requests an hour on Sure's standard tier), as
+the Sure server reported it. A self-hosted server has no limit (` + "`" + `unlimited` + "`" + `, and the
+numbers are ` + "`" + `null` + "`" + `); a number the server did not send is ` + "`" + `null` + "`" + `, never a guess.
+"""
 type RateLimit {
-  "Requests allowed per window."
-  limit: Int!
-  "Requests left in the current window."
-  remaining: Int!
-  "Requests spent in the current window."
-  used: Int!
-  "When the current window ends and the budget is restored."
-  resetAt: DateTime!
+  "` + "`" + `true` + "`" + ` when the server limits nothing (a self-hosted Sure answers ` + "`" + `Infinity` + "`" + `)."
+  unlimited: Boolean!
+  "Requests allowed per window; ` + "`" + `null` + "`" + ` when unlimited or not reported."
+  limit: Int
+  "Requests left in the current window; ` + "`" + `null` + "`" + ` when unlimited or not reported."
+  remaining: Int
+  "Requests spent in the current window; ` + "`" + `null` + "`" + ` unless both of the above are known."
+  used: Int
+  "When the current window ends and the budget is restored; ` + "`" + `null` + "`" + ` when unlimited or not reported."
+  resetAt: DateTime
 }
 
 """
@@ -1118,6 +1442,19 @@ type Mutation {
   createChat("The new chat's title, first message and model." input: CreateChatInput!): CreateChatPayload
   "Renames a chat. Needs a key with the write scope and AI features enabled."
   updateChat("The chat's id and new title." input: UpdateChatInput!): UpdateChatPayload
+  """
+  Sends a user message to a chat. The assistant's reply is written later, asynchronously:
+  read the chat's messages again (they are never answered from anything read before the
+  send) until a message of role ` + "`" + `assistant` + "`" + ` follows. Needs the write scope and AI features.
+  """
+  sendChatMessage("The chat and the message." input: SendChatMessageInput!): SendChatMessagePayload
+  "Deletes a chat. Needs a key with the write scope and AI features enabled."
+  deleteChat("The chat's id." input: DeleteChatInput!): DeleteChatPayload
+  """
+  Creates a category (Sure v0.7.1 and later; against an older server the field is ` + "`" + `null` + "`" + `
+  with an ` + "`" + `UNSUPPORTED_BY_UPSTREAM` + "`" + ` error). Needs a key with the write scope.
+  """
+  createCategory("The new category." input: CreateCategoryInput!): CreateCategoryPayload
 }
 
 "Whether a category counts money coming in or going out."
@@ -1143,8 +1480,12 @@ type Category implements Node {
   id: ID!
   "The name, unique within the family."
   name: String!
-  "Income or expense; a subcategory has its parent's classification."
-  classification: CategoryClassification!
+  """
+  Income or expense; a subcategory has its parent's classification. ` + "`" + `null` + "`" + ` when the Sure
+  server does not send one: categories lost their classification in Sure v0.6.9 (they
+  became global), and the facade never guesses it.
+  """
+  classification: CategoryClassification
   "Display colour as a hex string, e.g. ` + "`" + `#f97316` + "`" + `."
   color: String!
   "A lucide icon name, e.g. ` + "`" + `utensils` + "`" + `."
@@ -1220,6 +1561,11 @@ type Message {
   createdAt: DateTime!
   "When the message was last changed."
   updatedAt: DateTime!
+  """
+  Where the assistant's reply to this message stands, as the server said when the message
+  was sent (` + "`" + `pending` + "`" + `); ` + "`" + `null` + "`" + ` on messages read from a chat, which the server does not tag.
+  """
+  aiResponseStatus: String
 }
 
 "A function the assistant called, with its arguments and result."
@@ -1248,10 +1594,15 @@ type Import implements Node {
   accountId: ID
   "Why the import failed, or ` + "`" + `null` + "`" + `."
   error: String
-  "How the file's columns map to fields."
-  configuration: ImportConfiguration!
-  "Row counts."
-  stats: ImportStats!
+  """
+  How the file's columns map to fields. On an import of the ` + "`" + `imports` + "`" + ` list it costs one
+  lookup (the list does not send it).
+  """
+  configuration: ImportConfiguration
+  "Row counts. On an import of the ` + "`" + `imports` + "`" + ` list, anything but ` + "`" + `rowsCount` + "`" + ` costs one lookup."
+  stats: ImportStats
+  "Where the import stands (Sure v0.7.1 and later); ` + "`" + `null` + "`" + ` when the server does not send it."
+  statusDetail: ImportStatusDetail
   "When the import was created."
   createdAt: DateTime!
   "When the import was last changed."
@@ -1282,12 +1633,34 @@ type ImportConfiguration {
   signageConvention: String
 }
 
-"Row counts of an import."
+"Row counts of an import. A count the Sure server does not send (older versions) is ` + "`" + `null` + "`" + `."
 type ImportStats {
   "Rows in the file."
   rowsCount: Int!
   "Rows that passed validation, once known."
   validRowsCount: Int
+  "Rows that failed validation (Sure v0.7.1 and later)."
+  invalidRowsCount: Int
+  "Values mapped to the family's records, e.g. categories (Sure v0.7.1 and later)."
+  mappingsCount: Int
+  "Values not mapped yet (Sure v0.7.1 and later)."
+  unassignedMappingsCount: Int
+}
+
+"Where an import stands. Each flag is ` + "`" + `null` + "`" + ` when the Sure server did not send it."
+type ImportStatusDetail {
+  "The file was uploaded."
+  uploaded: Boolean
+  "Its columns are mapped."
+  configured: Boolean
+  "It ended (complete, failed or revert failed)."
+  terminal: Boolean
+  "No row is invalid."
+  cleaned: Boolean
+  "It can be published (imported) now."
+  publishable: Boolean
+  "It can be reverted."
+  revertable: Boolean
 }
 
 "Input of ` + "`" + `createChat` + "`" + `."
@@ -1340,6 +1713,82 @@ type UpdateChatPayload {
   ` + "`" + `true` + "`" + ` when the upstream's answer to the write was lost and the facade read the chat
   once to confirm it carries the new title; ` + "`" + `false` + "`" + ` when the upstream answered the
   write itself.
+  """
+  confirmedByRead: Boolean!
+}
+
+"Input of ` + "`" + `sendChatMessage` + "`" + `."
+input SendChatMessageInput {
+  "The chat's UUID."
+  chatId: ID!
+  "The message; must not be blank."
+  content: String!
+  "The language model for the reply; the server's default when omitted."
+  model: String
+  "Echoed back in the payload (Relay)."
+  clientMutationId: String
+}
+
+"Result of ` + "`" + `sendChatMessage` + "`" + `: the message sent, or why it was not."
+type SendChatMessagePayload {
+  "The message as the server stored it (` + "`" + `aiResponseStatus: \"pending\"` + "`" + `); ` + "`" + `null` + "`" + ` when ` + "`" + `userErrors` + "`" + ` is not empty or the call failed."
+  message: Message
+  "What was wrong with the input; empty on success."
+  userErrors: [UserError!]!
+  "The ` + "`" + `clientMutationId` + "`" + ` of the input."
+  clientMutationId: String
+  """
+  ` + "`" + `true` + "`" + ` when the upstream's answer to the write was lost and the facade found the message
+  with one read of the chat (same content, created after the request was sent).
+  """
+  confirmedByRead: Boolean!
+}
+
+"Input of ` + "`" + `deleteChat` + "`" + `."
+input DeleteChatInput {
+  "The chat's UUID."
+  id: ID!
+  "Echoed back in the payload (Relay)."
+  clientMutationId: String
+}
+
+"Result of ` + "`" + `deleteChat` + "`" + `."
+type DeleteChatPayload {
+  "The id of the deleted chat; ` + "`" + `null` + "`" + ` when ` + "`" + `userErrors` + "`" + ` is not empty or the call failed."
+  deletedChatId: ID
+  "What was wrong with the input (such as ` + "`" + `NOT_FOUND` + "`" + `); empty on success."
+  userErrors: [UserError!]!
+  "The ` + "`" + `clientMutationId` + "`" + ` of the input."
+  clientMutationId: String
+  "` + "`" + `true` + "`" + ` when the upstream's answer was lost and one read found the chat gone."
+  confirmedByRead: Boolean!
+}
+
+"Input of ` + "`" + `createCategory` + "`" + `."
+input CreateCategoryInput {
+  "The name, unique within the family; must not be blank."
+  name: String!
+  "Display colour as a hex string, e.g. ` + "`" + `#f97316` + "`" + `; the server picks one when omitted."
+  color: String
+  "A lucide icon name; the server's default (` + "`" + `shapes` + "`" + `) when omitted."
+  icon: String
+  "The parent's UUID, to create a subcategory (of a root category: two levels only)."
+  parentId: ID
+  "Echoed back in the payload (Relay)."
+  clientMutationId: String
+}
+
+"Result of ` + "`" + `createCategory` + "`" + `."
+type CreateCategoryPayload {
+  "The new category; ` + "`" + `null` + "`" + ` when ` + "`" + `userErrors` + "`" + ` is not empty or the call failed."
+  category: Category
+  "What was wrong with the input (a blank or taken name, an invalid parent); empty on success."
+  userErrors: [UserError!]!
+  "The ` + "`" + `clientMutationId` + "`" + ` of the input."
+  clientMutationId: String
+  """
+  ` + "`" + `true` + "`" + ` when the upstream's answer was lost and one read of the family found the new
+  category (same name, created after the request was sent).
   """
   confirmedByRead: Boolean!
 }
@@ -1416,6 +1865,26 @@ type MessageConnection {
   pageInfo: PageInfo!
   "How many messages the chat holds."
   totalCount: Int!
+}
+
+"A page of imports."
+type ImportConnection {
+  "The imports with their cursors."
+  edges: [ImportEdge!]!
+  "The imports, without cursors."
+  nodes: [Import!]!
+  "Where this page sits in the list."
+  pageInfo: PageInfo!
+  "How many imports the whole list (with its filters) holds."
+  totalCount: Int!
+}
+
+"An import with its cursor."
+type ImportEdge {
+  "Opaque position of this import in its list."
+  cursor: String!
+  "The import."
+  node: Import!
 }
 
 "A message with its cursor."
@@ -1529,6 +1998,20 @@ func (ec *executionContext) childFields_ChatEdge(ctx context.Context, field grap
 	return nil, fmt.Errorf("no field named %q was found under type ChatEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_CreateCategoryPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "category":
+		return ec.fieldContext_CreateCategoryPayload_category(ctx, field)
+	case "userErrors":
+		return ec.fieldContext_CreateCategoryPayload_userErrors(ctx, field)
+	case "clientMutationId":
+		return ec.fieldContext_CreateCategoryPayload_clientMutationId(ctx, field)
+	case "confirmedByRead":
+		return ec.fieldContext_CreateCategoryPayload_confirmedByRead(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CreateCategoryPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_CreateChatPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "chat":
@@ -1541,6 +2024,20 @@ func (ec *executionContext) childFields_CreateChatPayload(ctx context.Context, f
 		return ec.fieldContext_CreateChatPayload_confirmedByRead(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CreateChatPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_DeleteChatPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "deletedChatId":
+		return ec.fieldContext_DeleteChatPayload_deletedChatId(ctx, field)
+	case "userErrors":
+		return ec.fieldContext_DeleteChatPayload_userErrors(ctx, field)
+	case "clientMutationId":
+		return ec.fieldContext_DeleteChatPayload_clientMutationId(ctx, field)
+	case "confirmedByRead":
+		return ec.fieldContext_DeleteChatPayload_confirmedByRead(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DeleteChatPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_Import(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1559,6 +2056,8 @@ func (ec *executionContext) childFields_Import(ctx context.Context, field graphq
 		return ec.fieldContext_Import_configuration(ctx, field)
 	case "stats":
 		return ec.fieldContext_Import_stats(ctx, field)
+	case "statusDetail":
+		return ec.fieldContext_Import_statusDetail(ctx, field)
 	case "createdAt":
 		return ec.fieldContext_Import_createdAt(ctx, field)
 	case "updatedAt":
@@ -1593,14 +2092,62 @@ func (ec *executionContext) childFields_ImportConfiguration(ctx context.Context,
 	return nil, fmt.Errorf("no field named %q was found under type ImportConfiguration", field.Name)
 }
 
+func (ec *executionContext) childFields_ImportConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_ImportConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_ImportConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_ImportConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_ImportConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ImportConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_ImportEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_ImportEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_ImportEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ImportEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_ImportStats(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "rowsCount":
 		return ec.fieldContext_ImportStats_rowsCount(ctx, field)
 	case "validRowsCount":
 		return ec.fieldContext_ImportStats_validRowsCount(ctx, field)
+	case "invalidRowsCount":
+		return ec.fieldContext_ImportStats_invalidRowsCount(ctx, field)
+	case "mappingsCount":
+		return ec.fieldContext_ImportStats_mappingsCount(ctx, field)
+	case "unassignedMappingsCount":
+		return ec.fieldContext_ImportStats_unassignedMappingsCount(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ImportStats", field.Name)
+}
+
+func (ec *executionContext) childFields_ImportStatusDetail(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "uploaded":
+		return ec.fieldContext_ImportStatusDetail_uploaded(ctx, field)
+	case "configured":
+		return ec.fieldContext_ImportStatusDetail_configured(ctx, field)
+	case "terminal":
+		return ec.fieldContext_ImportStatusDetail_terminal(ctx, field)
+	case "cleaned":
+		return ec.fieldContext_ImportStatusDetail_cleaned(ctx, field)
+	case "publishable":
+		return ec.fieldContext_ImportStatusDetail_publishable(ctx, field)
+	case "revertable":
+		return ec.fieldContext_ImportStatusDetail_revertable(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ImportStatusDetail", field.Name)
 }
 
 func (ec *executionContext) childFields_Message(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1621,6 +2168,8 @@ func (ec *executionContext) childFields_Message(ctx context.Context, field graph
 		return ec.fieldContext_Message_createdAt(ctx, field)
 	case "updatedAt":
 		return ec.fieldContext_Message_updatedAt(ctx, field)
+	case "aiResponseStatus":
+		return ec.fieldContext_Message_aiResponseStatus(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Message", field.Name)
 }
@@ -1665,6 +2214,8 @@ func (ec *executionContext) childFields_PageInfo(ctx context.Context, field grap
 
 func (ec *executionContext) childFields_RateLimit(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "unlimited":
+		return ec.fieldContext_RateLimit_unlimited(ctx, field)
 	case "limit":
 		return ec.fieldContext_RateLimit_limit(ctx, field)
 	case "remaining":
@@ -1675,6 +2226,20 @@ func (ec *executionContext) childFields_RateLimit(ctx context.Context, field gra
 		return ec.fieldContext_RateLimit_resetAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RateLimit", field.Name)
+}
+
+func (ec *executionContext) childFields_SendChatMessagePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "message":
+		return ec.fieldContext_SendChatMessagePayload_message(ctx, field)
+	case "userErrors":
+		return ec.fieldContext_SendChatMessagePayload_userErrors(ctx, field)
+	case "clientMutationId":
+		return ec.fieldContext_SendChatMessagePayload_clientMutationId(ctx, field)
+	case "confirmedByRead":
+		return ec.fieldContext_SendChatMessagePayload_confirmedByRead(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SendChatMessagePayload", field.Name)
 }
 
 func (ec *executionContext) childFields_ToolCall(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1911,12 +2476,54 @@ func (ec *executionContext) field_Chat_messages_args(ctx context.Context, rawArg
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_createCategory_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CreateCategoryInput, error) {
+			return ec.unmarshalNCreateCategoryInput2suregqlᚋgraphᚋmodelᚐCreateCategoryInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_createChat_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.CreateChatInput, error) {
 			return ec.unmarshalNCreateChatInput2suregqlᚋgraphᚋmodelᚐCreateChatInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_deleteChat_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.DeleteChatInput, error) {
+			return ec.unmarshalNDeleteChatInput2suregqlᚋgraphᚋmodelᚐDeleteChatInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_sendChatMessage_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.SendChatMessageInput, error) {
+			return ec.unmarshalNSendChatMessageInput2suregqlᚋgraphᚋmodelᚐSendChatMessageInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -2095,6 +2702,60 @@ func (ec *executionContext) field_Query_import_args(ctx context.Context, rawArgs
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_imports_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "status",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["status"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "type",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["type"] = arg5
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_node_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2200,8 +2861,23 @@ func (ec *executionContext) fieldContext_Category_name(_ context.Context, field 
 }
 
 func (ec *executionContext) _Category_classification(ctx context.Context, field graphql.CollectedField, obj *model.Category) (ret graphql.Marshaler) {
-	// A plain field (graph/gen): marshalled without a field context or field middleware.
-	return ec.marshalNCategoryClassification2suregqlᚋgraphᚋmodelᚐCategoryClassification(ctx, field.Selections, obj.Classification)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Category_classification(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Classification, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CategoryClassification) graphql.Marshaler {
+			return ec.marshalOCategoryClassification2ᚖsuregqlᚋgraphᚋmodelᚐCategoryClassification(ctx, selections, v)
+		},
+		true,
+		false,
+	)
 }
 func (ec *executionContext) fieldContext_Category_classification(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Category", field, false, false, errors.New("field of type CategoryClassification does not have child fields"))
@@ -2801,6 +3477,101 @@ func (ec *executionContext) fieldContext_ChatEdge_node(_ context.Context, field 
 	return fc, nil
 }
 
+func (ec *executionContext) _CreateCategoryPayload_category(ctx context.Context, field graphql.CollectedField, obj *model.CreateCategoryPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreateCategoryPayload_category(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Category, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Category) graphql.Marshaler {
+			return ec.marshalOCategory2ᚖsuregqlᚋgraphᚋmodelᚐCategory(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CreateCategoryPayload_category(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CreateCategoryPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Category(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CreateCategoryPayload_userErrors(ctx context.Context, field graphql.CollectedField, obj *model.CreateCategoryPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreateCategoryPayload_userErrors(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UserErrors, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.UserError) graphql.Marshaler {
+			return ec.marshalNUserError2ᚕᚖsuregqlᚋgraphᚋmodelᚐUserErrorᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CreateCategoryPayload_userErrors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CreateCategoryPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserError(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CreateCategoryPayload_clientMutationId(ctx context.Context, field graphql.CollectedField, obj *model.CreateCategoryPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreateCategoryPayload_clientMutationId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ClientMutationID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CreateCategoryPayload_clientMutationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CreateCategoryPayload", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CreateCategoryPayload_confirmedByRead(ctx context.Context, field graphql.CollectedField, obj *model.CreateCategoryPayload) (ret graphql.Marshaler) {
+	// A plain field (graph/gen): marshalled without a field context or field middleware.
+	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.ConfirmedByRead)
+}
+func (ec *executionContext) fieldContext_CreateCategoryPayload_confirmedByRead(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CreateCategoryPayload", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _CreateChatPayload_chat(ctx context.Context, field graphql.CollectedField, obj *model.CreateChatPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -2896,6 +3667,92 @@ func (ec *executionContext) fieldContext_CreateChatPayload_confirmedByRead(_ con
 	return graphql.NewScalarFieldContext("CreateChatPayload", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
+func (ec *executionContext) _DeleteChatPayload_deletedChatId(ctx context.Context, field graphql.CollectedField, obj *model.DeleteChatPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeleteChatPayload_deletedChatId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DeletedChatID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DeleteChatPayload_deletedChatId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeleteChatPayload", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _DeleteChatPayload_userErrors(ctx context.Context, field graphql.CollectedField, obj *model.DeleteChatPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeleteChatPayload_userErrors(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UserErrors, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.UserError) graphql.Marshaler {
+			return ec.marshalNUserError2ᚕᚖsuregqlᚋgraphᚋmodelᚐUserErrorᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeleteChatPayload_userErrors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DeleteChatPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserError(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DeleteChatPayload_clientMutationId(ctx context.Context, field graphql.CollectedField, obj *model.DeleteChatPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeleteChatPayload_clientMutationId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ClientMutationID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DeleteChatPayload_clientMutationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeleteChatPayload", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DeleteChatPayload_confirmedByRead(ctx context.Context, field graphql.CollectedField, obj *model.DeleteChatPayload) (ret graphql.Marshaler) {
+	// A plain field (graph/gen): marshalled without a field context or field middleware.
+	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.ConfirmedByRead)
+}
+func (ec *executionContext) fieldContext_DeleteChatPayload_confirmedByRead(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeleteChatPayload", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _Import_id(ctx context.Context, field graphql.CollectedField, obj *model.Import) (ret graphql.Marshaler) {
 	// A plain field (graph/gen): marshalled without a field context or field middleware.
 	return ec.marshalNID2string(ctx, field.Selections, obj.ID)
@@ -2975,22 +3832,22 @@ func (ec *executionContext) _Import_configuration(ctx context.Context, field gra
 			return ec.fieldContext_Import_configuration(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Configuration, nil
+			return ec.Resolvers.Import().Configuration(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.ImportConfiguration) graphql.Marshaler {
-			return ec.marshalNImportConfiguration2ᚖsuregqlᚋgraphᚋmodelᚐImportConfiguration(ctx, selections, v)
+			return ec.marshalOImportConfiguration2ᚖsuregqlᚋgraphᚋmodelᚐImportConfiguration(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Import_configuration(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "Import",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_ImportConfiguration(ctx, field)
 		},
@@ -3007,24 +3864,56 @@ func (ec *executionContext) _Import_stats(ctx context.Context, field graphql.Col
 			return ec.fieldContext_Import_stats(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Stats, nil
+			return ec.Resolvers.Import().Stats(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.ImportStats) graphql.Marshaler {
-			return ec.marshalNImportStats2ᚖsuregqlᚋgraphᚋmodelᚐImportStats(ctx, selections, v)
+			return ec.marshalOImportStats2ᚖsuregqlᚋgraphᚋmodelᚐImportStats(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Import_stats(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "Import",
 		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ImportStats(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Import_statusDetail(ctx context.Context, field graphql.CollectedField, obj *model.Import) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Import_statusDetail(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StatusDetail, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ImportStatusDetail) graphql.Marshaler {
+			return ec.marshalOImportStatusDetail2ᚖsuregqlᚋgraphᚋmodelᚐImportStatusDetail(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Import_statusDetail(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Import",
+		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_ImportStats(ctx, field)
+			return ec.childFields_ImportStatusDetail(ctx, field)
 		},
 	}
 	return fc, nil
@@ -3306,6 +4195,150 @@ func (ec *executionContext) fieldContext_ImportConfiguration_signageConvention(_
 	return graphql.NewScalarFieldContext("ImportConfiguration", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _ImportConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.ImportConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImportConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.ImportEdge) graphql.Marshaler {
+			return ec.marshalNImportEdge2ᚕᚖsuregqlᚋgraphᚋmodelᚐImportEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ImportConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ImportConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ImportEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ImportConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.ImportConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImportConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Import) graphql.Marshaler {
+			return ec.marshalNImport2ᚕᚖsuregqlᚋgraphᚋmodelᚐImportᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ImportConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ImportConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Import(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ImportConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.ImportConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImportConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖsuregqlᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ImportConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ImportConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ImportConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.ImportConnection) (ret graphql.Marshaler) {
+	// A plain field (graph/gen): marshalled without a field context or field middleware.
+	return ec.marshalNInt2int(ctx, field.Selections, obj.TotalCount)
+}
+func (ec *executionContext) fieldContext_ImportConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ImportConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ImportEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.ImportEdge) (ret graphql.Marshaler) {
+	// A plain field (graph/gen): marshalled without a field context or field middleware.
+	return ec.marshalNString2string(ctx, field.Selections, obj.Cursor)
+}
+func (ec *executionContext) fieldContext_ImportEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ImportEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ImportEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.ImportEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImportEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Import) graphql.Marshaler {
+			return ec.marshalNImport2ᚖsuregqlᚋgraphᚋmodelᚐImport(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ImportEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ImportEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Import(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _ImportStats_rowsCount(ctx context.Context, field graphql.CollectedField, obj *model.ImportStats) (ret graphql.Marshaler) {
 	// A plain field (graph/gen): marshalled without a field context or field middleware.
 	return ec.marshalNInt2int(ctx, field.Selections, obj.RowsCount)
@@ -3335,6 +4368,213 @@ func (ec *executionContext) _ImportStats_validRowsCount(ctx context.Context, fie
 }
 func (ec *executionContext) fieldContext_ImportStats_validRowsCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ImportStats", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ImportStats_invalidRowsCount(ctx context.Context, field graphql.CollectedField, obj *model.ImportStats) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImportStats_invalidRowsCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.InvalidRowsCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ImportStats_invalidRowsCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ImportStats", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ImportStats_mappingsCount(ctx context.Context, field graphql.CollectedField, obj *model.ImportStats) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImportStats_mappingsCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MappingsCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ImportStats_mappingsCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ImportStats", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ImportStats_unassignedMappingsCount(ctx context.Context, field graphql.CollectedField, obj *model.ImportStats) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImportStats_unassignedMappingsCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UnassignedMappingsCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ImportStats_unassignedMappingsCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ImportStats", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ImportStatusDetail_uploaded(ctx context.Context, field graphql.CollectedField, obj *model.ImportStatusDetail) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImportStatusDetail_uploaded(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Uploaded, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
+			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ImportStatusDetail_uploaded(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ImportStatusDetail", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _ImportStatusDetail_configured(ctx context.Context, field graphql.CollectedField, obj *model.ImportStatusDetail) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImportStatusDetail_configured(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Configured, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
+			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ImportStatusDetail_configured(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ImportStatusDetail", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _ImportStatusDetail_terminal(ctx context.Context, field graphql.CollectedField, obj *model.ImportStatusDetail) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImportStatusDetail_terminal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Terminal, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
+			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ImportStatusDetail_terminal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ImportStatusDetail", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _ImportStatusDetail_cleaned(ctx context.Context, field graphql.CollectedField, obj *model.ImportStatusDetail) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImportStatusDetail_cleaned(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cleaned, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
+			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ImportStatusDetail_cleaned(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ImportStatusDetail", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _ImportStatusDetail_publishable(ctx context.Context, field graphql.CollectedField, obj *model.ImportStatusDetail) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImportStatusDetail_publishable(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Publishable, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
+			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ImportStatusDetail_publishable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ImportStatusDetail", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _ImportStatusDetail_revertable(ctx context.Context, field graphql.CollectedField, obj *model.ImportStatusDetail) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImportStatusDetail_revertable(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Revertable, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
+			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ImportStatusDetail_revertable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ImportStatusDetail", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _Message_id(ctx context.Context, field graphql.CollectedField, obj *model.Message) (ret graphql.Marshaler) {
@@ -3468,6 +4708,29 @@ func (ec *executionContext) _Message_updatedAt(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_Message_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Message", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _Message_aiResponseStatus(ctx context.Context, field graphql.CollectedField, obj *model.Message) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Message_aiResponseStatus(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AIResponseStatus, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Message_aiResponseStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Message", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _MessageConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.MessageConnection) (ret graphql.Marshaler) {
@@ -3696,6 +4959,138 @@ func (ec *executionContext) fieldContext_Mutation_updateChat(ctx context.Context
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_updateChat_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_sendChatMessage(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_sendChatMessage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SendChatMessage(ctx, fc.Args["input"].(model.SendChatMessageInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SendChatMessagePayload) graphql.Marshaler {
+			return ec.marshalOSendChatMessagePayload2ᚖsuregqlᚋgraphᚋmodelᚐSendChatMessagePayload(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_sendChatMessage(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SendChatMessagePayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_sendChatMessage_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteChat(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteChat(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteChat(ctx, fc.Args["input"].(model.DeleteChatInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DeleteChatPayload) graphql.Marshaler {
+			return ec.marshalODeleteChatPayload2ᚖsuregqlᚋgraphᚋmodelᚐDeleteChatPayload(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteChat(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DeleteChatPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteChat_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createCategory(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createCategory(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateCategory(ctx, fc.Args["input"].(model.CreateCategoryInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CreateCategoryPayload) graphql.Marshaler {
+			return ec.marshalOCreateCategoryPayload2ᚖsuregqlᚋgraphᚋmodelᚐCreateCategoryPayload(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createCategory(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CreateCategoryPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createCategory_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -3984,6 +5379,50 @@ func (ec *executionContext) fieldContext_Query_import(ctx context.Context, field
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_imports(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_imports(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Imports(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["status"].(*string), fc.Args["type"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ImportConnection) graphql.Marshaler {
+			return ec.marshalOImportConnection2ᚖsuregqlᚋgraphᚋmodelᚐImportConnection(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_imports(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ImportConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_imports_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_node(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4180,25 +5619,78 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 	return fc, nil
 }
 
-func (ec *executionContext) _RateLimit_limit(ctx context.Context, field graphql.CollectedField, obj *model.RateLimit) (ret graphql.Marshaler) {
+func (ec *executionContext) _RateLimit_unlimited(ctx context.Context, field graphql.CollectedField, obj *model.RateLimit) (ret graphql.Marshaler) {
 	// A plain field (graph/gen): marshalled without a field context or field middleware.
-	return ec.marshalNInt2int(ctx, field.Selections, obj.Limit)
+	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.Unlimited)
+}
+func (ec *executionContext) fieldContext_RateLimit_unlimited(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RateLimit", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _RateLimit_limit(ctx context.Context, field graphql.CollectedField, obj *model.RateLimit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RateLimit_limit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Limit, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
 }
 func (ec *executionContext) fieldContext_RateLimit_limit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("RateLimit", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _RateLimit_remaining(ctx context.Context, field graphql.CollectedField, obj *model.RateLimit) (ret graphql.Marshaler) {
-	// A plain field (graph/gen): marshalled without a field context or field middleware.
-	return ec.marshalNInt2int(ctx, field.Selections, obj.Remaining)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RateLimit_remaining(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Remaining, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
 }
 func (ec *executionContext) fieldContext_RateLimit_remaining(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("RateLimit", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _RateLimit_used(ctx context.Context, field graphql.CollectedField, obj *model.RateLimit) (ret graphql.Marshaler) {
-	// A plain field (graph/gen): marshalled without a field context or field middleware.
-	return ec.marshalNInt2int(ctx, field.Selections, obj.Used)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RateLimit_used(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Used, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
 }
 func (ec *executionContext) fieldContext_RateLimit_used(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("RateLimit", field, false, false, errors.New("field of type Int does not have child fields"))
@@ -4216,15 +5708,110 @@ func (ec *executionContext) _RateLimit_resetAt(ctx context.Context, field graphq
 			return obj.ResetAt, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalODateTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RateLimit_resetAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RateLimit", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _SendChatMessagePayload_message(ctx context.Context, field graphql.CollectedField, obj *model.SendChatMessagePayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SendChatMessagePayload_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Message) graphql.Marshaler {
+			return ec.marshalOMessage2ᚖsuregqlᚋgraphᚋmodelᚐMessage(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SendChatMessagePayload_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SendChatMessagePayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Message(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SendChatMessagePayload_userErrors(ctx context.Context, field graphql.CollectedField, obj *model.SendChatMessagePayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SendChatMessagePayload_userErrors(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UserErrors, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.UserError) graphql.Marshaler {
+			return ec.marshalNUserError2ᚕᚖsuregqlᚋgraphᚋmodelᚐUserErrorᚄ(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_RateLimit_resetAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RateLimit", field, false, false, errors.New("field of type DateTime does not have child fields"))
+func (ec *executionContext) fieldContext_SendChatMessagePayload_userErrors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SendChatMessagePayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserError(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SendChatMessagePayload_clientMutationId(ctx context.Context, field graphql.CollectedField, obj *model.SendChatMessagePayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SendChatMessagePayload_clientMutationId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ClientMutationID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SendChatMessagePayload_clientMutationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SendChatMessagePayload", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SendChatMessagePayload_confirmedByRead(ctx context.Context, field graphql.CollectedField, obj *model.SendChatMessagePayload) (ret graphql.Marshaler) {
+	// A plain field (graph/gen): marshalled without a field context or field middleware.
+	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.ConfirmedByRead)
+}
+func (ec *executionContext) fieldContext_SendChatMessagePayload_confirmedByRead(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SendChatMessagePayload", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _ToolCall_id(ctx context.Context, field graphql.CollectedField, obj *model.ToolCall) (ret graphql.Marshaler) {
@@ -5505,6 +7092,64 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** input.gotpl *****************************
 
+func (ec *executionContext) unmarshalInputCreateCategoryInput(ctx context.Context, obj any) (model.CreateCategoryInput, error) {
+	var it model.CreateCategoryInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name", "color", "icon", "parentId", "clientMutationId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "color":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("color"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Color = data
+		case "icon":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("icon"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Icon = data
+		case "parentId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("parentId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ParentID = data
+		case "clientMutationId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clientMutationId"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClientMutationID = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputCreateChatInput(ctx context.Context, obj any) (model.CreateChatInput, error) {
 	var it model.CreateChatInput
 	if obj == nil {
@@ -5537,6 +7182,94 @@ func (ec *executionContext) unmarshalInputCreateChatInput(ctx context.Context, o
 				return it, err
 			}
 			it.Message = data
+		case "model":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("model"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Model = data
+		case "clientMutationId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clientMutationId"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClientMutationID = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputDeleteChatInput(ctx context.Context, obj any) (model.DeleteChatInput, error) {
+	var it model.DeleteChatInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "clientMutationId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "clientMutationId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clientMutationId"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClientMutationID = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputSendChatMessageInput(ctx context.Context, obj any) (model.SendChatMessageInput, error) {
+	var it model.SendChatMessageInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"chatId", "content", "model", "clientMutationId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "chatId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("chatId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ChatID = data
+		case "content":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("content"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Content = data
 		case "model":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("model"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
@@ -5669,7 +7402,7 @@ func (ec *executionContext) _Category(ctx context.Context, sel ast.SelectionSet,
 			}
 		case "classification":
 			out.Values[i] = ec._Category_classification(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "color":
@@ -6140,6 +7873,62 @@ func (ec *executionContext) _ChatEdge(ctx context.Context, sel ast.SelectionSet,
 	return out
 }
 
+var createCategoryPayloadImplementors = []string{"CreateCategoryPayload"}
+
+func (ec *executionContext) _CreateCategoryPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreateCategoryPayload) graphql.Marshaler {
+	if m, ok := ec.plainCreateCategoryPayload(ctx, sel, obj); ok {
+		return m // plain fields only (graph/gen)
+	}
+	fields := graphql.CollectFields(ec.OperationContext, sel, createCategoryPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CreateCategoryPayload")
+		case "category":
+			out.Values[i] = ec._CreateCategoryPayload_category(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "userErrors":
+			out.Values[i] = ec._CreateCategoryPayload_userErrors(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "clientMutationId":
+			out.Values[i] = ec._CreateCategoryPayload_clientMutationId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "confirmedByRead":
+			out.Values[i] = ec._CreateCategoryPayload_confirmedByRead(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var createChatPayloadImplementors = []string{"CreateChatPayload"}
 
 func (ec *executionContext) _CreateChatPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreateChatPayload) graphql.Marshaler {
@@ -6196,6 +7985,62 @@ func (ec *executionContext) _CreateChatPayload(ctx context.Context, sel ast.Sele
 	return out
 }
 
+var deleteChatPayloadImplementors = []string{"DeleteChatPayload"}
+
+func (ec *executionContext) _DeleteChatPayload(ctx context.Context, sel ast.SelectionSet, obj *model.DeleteChatPayload) graphql.Marshaler {
+	if m, ok := ec.plainDeleteChatPayload(ctx, sel, obj); ok {
+		return m // plain fields only (graph/gen)
+	}
+	fields := graphql.CollectFields(ec.OperationContext, sel, deleteChatPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DeleteChatPayload")
+		case "deletedChatId":
+			out.Values[i] = ec._DeleteChatPayload_deletedChatId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "userErrors":
+			out.Values[i] = ec._DeleteChatPayload_userErrors(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "clientMutationId":
+			out.Values[i] = ec._DeleteChatPayload_clientMutationId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "confirmedByRead":
+			out.Values[i] = ec._DeleteChatPayload_confirmedByRead(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var importImplementors = []string{"Import", "Node"}
 
 func (ec *executionContext) _Import(ctx context.Context, sel ast.SelectionSet, obj *model.Import) graphql.Marshaler {
@@ -6214,47 +8059,118 @@ func (ec *executionContext) _Import(ctx context.Context, sel ast.SelectionSet, o
 		case "id":
 			out.Values[i] = ec._Import_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "type":
 			out.Values[i] = ec._Import_type(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "status":
 			out.Values[i] = ec._Import_status(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "accountId":
 			out.Values[i] = ec._Import_accountId(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "error":
 			out.Values[i] = ec._Import_error(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "configuration":
-			out.Values[i] = ec._Import_configuration(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Import_configuration(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "stats":
-			out.Values[i] = ec._Import_stats(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Import_stats(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "statusDetail":
+			out.Values[i] = ec._Import_statusDetail(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "createdAt":
 			out.Values[i] = ec._Import_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "updatedAt":
 			out.Values[i] = ec._Import_updatedAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -6360,6 +8276,108 @@ func (ec *executionContext) _ImportConfiguration(ctx context.Context, sel ast.Se
 	return out
 }
 
+var importConnectionImplementors = []string{"ImportConnection"}
+
+func (ec *executionContext) _ImportConnection(ctx context.Context, sel ast.SelectionSet, obj *model.ImportConnection) graphql.Marshaler {
+	if m, ok := ec.plainImportConnection(ctx, sel, obj); ok {
+		return m // plain fields only (graph/gen)
+	}
+	fields := graphql.CollectFields(ec.OperationContext, sel, importConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ImportConnection")
+		case "edges":
+			out.Values[i] = ec._ImportConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodes":
+			out.Values[i] = ec._ImportConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._ImportConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._ImportConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var importEdgeImplementors = []string{"ImportEdge"}
+
+func (ec *executionContext) _ImportEdge(ctx context.Context, sel ast.SelectionSet, obj *model.ImportEdge) graphql.Marshaler {
+	if m, ok := ec.plainImportEdge(ctx, sel, obj); ok {
+		return m // plain fields only (graph/gen)
+	}
+	fields := graphql.CollectFields(ec.OperationContext, sel, importEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ImportEdge")
+		case "cursor":
+			out.Values[i] = ec._ImportEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._ImportEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var importStatsImplementors = []string{"ImportStats"}
 
 func (ec *executionContext) _ImportStats(ctx context.Context, sel ast.SelectionSet, obj *model.ImportStats) graphql.Marshaler {
@@ -6382,6 +8400,84 @@ func (ec *executionContext) _ImportStats(ctx context.Context, sel ast.SelectionS
 			}
 		case "validRowsCount":
 			out.Values[i] = ec._ImportStats_validRowsCount(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "invalidRowsCount":
+			out.Values[i] = ec._ImportStats_invalidRowsCount(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "mappingsCount":
+			out.Values[i] = ec._ImportStats_mappingsCount(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "unassignedMappingsCount":
+			out.Values[i] = ec._ImportStats_unassignedMappingsCount(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var importStatusDetailImplementors = []string{"ImportStatusDetail"}
+
+func (ec *executionContext) _ImportStatusDetail(ctx context.Context, sel ast.SelectionSet, obj *model.ImportStatusDetail) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, importStatusDetailImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ImportStatusDetail")
+		case "uploaded":
+			out.Values[i] = ec._ImportStatusDetail_uploaded(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "configured":
+			out.Values[i] = ec._ImportStatusDetail_configured(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "terminal":
+			out.Values[i] = ec._ImportStatusDetail_terminal(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "cleaned":
+			out.Values[i] = ec._ImportStatusDetail_cleaned(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "publishable":
+			out.Values[i] = ec._ImportStatusDetail_publishable(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "revertable":
+			out.Values[i] = ec._ImportStatusDetail_revertable(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -6459,6 +8555,11 @@ func (ec *executionContext) _Message(ctx context.Context, sel ast.SelectionSet, 
 		case "updatedAt":
 			out.Values[i] = ec._Message_updatedAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "aiResponseStatus":
+			out.Values[i] = ec._Message_aiResponseStatus(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -6614,6 +8715,27 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "updateChat":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_updateChat(ctx, field)
+			})
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "sendChatMessage":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_sendChatMessage(ctx, field)
+			})
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "deleteChat":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteChat(ctx, field)
+			})
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "createCategory":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createCategory(ctx, field)
 			})
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
@@ -6825,6 +8947,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "imports":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_imports(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "node":
 			field := field
 
@@ -6941,23 +9085,84 @@ func (ec *executionContext) _RateLimit(ctx context.Context, sel ast.SelectionSet
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("RateLimit")
+		case "unlimited":
+			out.Values[i] = ec._RateLimit_unlimited(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "limit":
 			out.Values[i] = ec._RateLimit_limit(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "remaining":
 			out.Values[i] = ec._RateLimit_remaining(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "used":
 			out.Values[i] = ec._RateLimit_used(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "resetAt":
 			out.Values[i] = ec._RateLimit_resetAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var sendChatMessagePayloadImplementors = []string{"SendChatMessagePayload"}
+
+func (ec *executionContext) _SendChatMessagePayload(ctx context.Context, sel ast.SelectionSet, obj *model.SendChatMessagePayload) graphql.Marshaler {
+	if m, ok := ec.plainSendChatMessagePayload(ctx, sel, obj); ok {
+		return m // plain fields only (graph/gen)
+	}
+	fields := graphql.CollectFields(ec.OperationContext, sel, sendChatMessagePayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SendChatMessagePayload")
+		case "message":
+			out.Values[i] = ec._SendChatMessagePayload_message(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "userErrors":
+			out.Values[i] = ec._SendChatMessagePayload_userErrors(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "clientMutationId":
+			out.Values[i] = ec._SendChatMessagePayload_clientMutationId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "confirmedByRead":
+			out.Values[i] = ec._SendChatMessagePayload_confirmedByRead(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -7584,16 +9789,6 @@ func (ec *executionContext) marshalNCategory2ᚖsuregqlᚋgraphᚋmodelᚐCatego
 	return ec._Category(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalNCategoryClassification2suregqlᚋgraphᚋmodelᚐCategoryClassification(ctx context.Context, v any) (model.CategoryClassification, error) {
-	var res model.CategoryClassification
-	err := res.UnmarshalGQL(v)
-	return res, graphql.ErrorOnPath(ctx, err)
-}
-
-func (ec *executionContext) marshalNCategoryClassification2suregqlᚋgraphᚋmodelᚐCategoryClassification(ctx context.Context, sel ast.SelectionSet, v model.CategoryClassification) graphql.Marshaler {
-	return v
-}
-
 func (ec *executionContext) marshalNCategoryEdge2ᚕᚖsuregqlᚋgraphᚋmodelᚐCategoryEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.CategoryEdge) graphql.Marshaler {
 	ret := marshalList(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -7672,6 +9867,11 @@ func (ec *executionContext) marshalNChatEdge2ᚖsuregqlᚋgraphᚋmodelᚐChatEd
 	return ec._ChatEdge(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNCreateCategoryInput2suregqlᚋgraphᚋmodelᚐCreateCategoryInput(ctx context.Context, v any) (model.CreateCategoryInput, error) {
+	res, err := ec.unmarshalInputCreateCategoryInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNCreateChatInput2suregqlᚋgraphᚋmodelᚐCreateChatInput(ctx context.Context, v any) (model.CreateChatInput, error) {
 	res, err := ec.unmarshalInputCreateChatInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -7691,6 +9891,11 @@ func (ec *executionContext) marshalNDateTime2timeᚐTime(ctx context.Context, se
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNDeleteChatInput2suregqlᚋgraphᚋmodelᚐDeleteChatInput(ctx context.Context, v any) (model.DeleteChatInput, error) {
+	res, err := ec.unmarshalInputDeleteChatInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNID2string(ctx context.Context, v any) (string, error) {
@@ -7738,24 +9943,56 @@ func (ec *executionContext) marshalNID2ᚕstringᚄ(ctx context.Context, sel ast
 	return ret
 }
 
-func (ec *executionContext) marshalNImportConfiguration2ᚖsuregqlᚋgraphᚋmodelᚐImportConfiguration(ctx context.Context, sel ast.SelectionSet, v *model.ImportConfiguration) graphql.Marshaler {
-	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+func (ec *executionContext) marshalNImport2ᚕᚖsuregqlᚋgraphᚋmodelᚐImportᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Import) graphql.Marshaler {
+	ret := marshalList(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNImport2ᚖsuregqlᚋgraphᚋmodelᚐImport(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
 		}
-		return graphql.Null
 	}
-	return ec._ImportConfiguration(ctx, sel, v)
+
+	return ret
 }
 
-func (ec *executionContext) marshalNImportStats2ᚖsuregqlᚋgraphᚋmodelᚐImportStats(ctx context.Context, sel ast.SelectionSet, v *model.ImportStats) graphql.Marshaler {
+func (ec *executionContext) marshalNImport2ᚖsuregqlᚋgraphᚋmodelᚐImport(ctx context.Context, sel ast.SelectionSet, v *model.Import) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
 		}
 		return graphql.Null
 	}
-	return ec._ImportStats(ctx, sel, v)
+	return ec._Import(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNImportEdge2ᚕᚖsuregqlᚋgraphᚋmodelᚐImportEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ImportEdge) graphql.Marshaler {
+	ret := marshalList(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNImportEdge2ᚖsuregqlᚋgraphᚋmodelᚐImportEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNImportEdge2ᚖsuregqlᚋgraphᚋmodelᚐImportEdge(ctx context.Context, sel ast.SelectionSet, v *model.ImportEdge) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ImportEdge(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNInt2int(ctx context.Context, v any) (int, error) {
@@ -7860,6 +10097,11 @@ func (ec *executionContext) marshalNPageInfo2ᚖsuregqlᚋgraphᚋmodelᚐPageIn
 		return graphql.Null
 	}
 	return ec._PageInfo(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNSendChatMessageInput2suregqlᚋgraphᚋmodelᚐSendChatMessageInput(ctx context.Context, v any) (model.SendChatMessageInput, error) {
+	res, err := ec.unmarshalInputSendChatMessageInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNString2string(ctx context.Context, v any) (string, error) {
@@ -8149,6 +10391,13 @@ func (ec *executionContext) marshalOChatConnection2ᚖsuregqlᚋgraphᚋmodelᚐ
 	return ec._ChatConnection(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOCreateCategoryPayload2ᚖsuregqlᚋgraphᚋmodelᚐCreateCategoryPayload(ctx context.Context, sel ast.SelectionSet, v *model.CreateCategoryPayload) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._CreateCategoryPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalOCreateChatPayload2ᚖsuregqlᚋgraphᚋmodelᚐCreateChatPayload(ctx context.Context, sel ast.SelectionSet, v *model.CreateChatPayload) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -8174,6 +10423,13 @@ func (ec *executionContext) marshalODateTime2ᚖtimeᚐTime(ctx context.Context,
 	return res
 }
 
+func (ec *executionContext) marshalODeleteChatPayload2ᚖsuregqlᚋgraphᚋmodelᚐDeleteChatPayload(ctx context.Context, sel ast.SelectionSet, v *model.DeleteChatPayload) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._DeleteChatPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOID2ᚖstring(ctx context.Context, v any) (*string, error) {
 	if v == nil {
 		return nil, nil
@@ -8197,6 +10453,34 @@ func (ec *executionContext) marshalOImport2ᚖsuregqlᚋgraphᚋmodelᚐImport(c
 		return graphql.Null
 	}
 	return ec._Import(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOImportConfiguration2ᚖsuregqlᚋgraphᚋmodelᚐImportConfiguration(ctx context.Context, sel ast.SelectionSet, v *model.ImportConfiguration) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ImportConfiguration(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOImportConnection2ᚖsuregqlᚋgraphᚋmodelᚐImportConnection(ctx context.Context, sel ast.SelectionSet, v *model.ImportConnection) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ImportConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOImportStats2ᚖsuregqlᚋgraphᚋmodelᚐImportStats(ctx context.Context, sel ast.SelectionSet, v *model.ImportStats) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ImportStats(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOImportStatusDetail2ᚖsuregqlᚋgraphᚋmodelᚐImportStatusDetail(ctx context.Context, sel ast.SelectionSet, v *model.ImportStatusDetail) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ImportStatusDetail(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOInt2ᚖint(ctx context.Context, v any) (*int, error) {
@@ -8233,6 +10517,13 @@ func (ec *executionContext) marshalOJSON2ᚖsuregqlᚋgraphᚋmodelᚐJSON(ctx c
 	return v
 }
 
+func (ec *executionContext) marshalOMessage2ᚖsuregqlᚋgraphᚋmodelᚐMessage(ctx context.Context, sel ast.SelectionSet, v *model.Message) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Message(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalOMessageConnection2ᚖsuregqlᚋgraphᚋmodelᚐMessageConnection(ctx context.Context, sel ast.SelectionSet, v *model.MessageConnection) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -8252,6 +10543,13 @@ func (ec *executionContext) marshalORateLimit2ᚖsuregqlᚋgraphᚋmodelᚐRateL
 		return graphql.Null
 	}
 	return ec._RateLimit(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOSendChatMessagePayload2ᚖsuregqlᚋgraphᚋmodelᚐSendChatMessagePayload(ctx context.Context, sel ast.SelectionSet, v *model.SendChatMessagePayload) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._SendChatMessagePayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {

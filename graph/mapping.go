@@ -8,9 +8,9 @@ import (
 	"suregql/restclient"
 )
 
-// categoryFromREST maps an upstream category. An unknown classification
-// (the upstream knows only income and expense) maps to EXPENSE rather than
-// failing the whole list.
+// categoryFromREST maps an upstream category. A classification the
+// upstream did not send (Sure v0.6.9 and later) or that the schema does
+// not know is null: never a guess.
 func categoryFromREST(c *restclient.Category) *model.Category {
 	m := &model.Category{
 		ID:                 c.ID,
@@ -29,11 +29,17 @@ func categoryFromREST(c *restclient.Category) *model.Category {
 	return m
 }
 
-func classificationFromREST(s string) model.CategoryClassification {
-	if strings.EqualFold(s, "income") {
-		return model.CategoryClassificationIncome
+func classificationFromREST(s string) *model.CategoryClassification {
+	var c model.CategoryClassification
+	switch {
+	case strings.EqualFold(s, "income"):
+		c = model.CategoryClassificationIncome
+	case strings.EqualFold(s, "expense"):
+		c = model.CategoryClassificationExpense
+	default:
+		return nil
 	}
-	return model.CategoryClassificationExpense
+	return &c
 }
 
 func classificationToREST(c model.CategoryClassification) string {
@@ -57,9 +63,11 @@ func chatFromSummary(c *restclient.ChatSummary) *model.Chat {
 	}
 }
 
-// chatFromShow maps a show, create or update answer: it holds one page of
-// messages (the first, for create and update) and their count.
-func chatFromShow(c *restclient.Chat) *model.Chat {
+// chatFromShow maps a show answer (or a create or update answer that
+// shows messages: before v0.7.x): it holds one page of messages (the
+// first, for create and update) and their count: page, as
+// planner.MessagePage reads it.
+func chatFromShow(c *restclient.Chat, page restclient.MessagePage) *model.Chat {
 	m := &model.Chat{
 		ID:        c.ID,
 		Title:     c.Title,
@@ -67,7 +75,6 @@ func chatFromShow(c *restclient.Chat) *model.Chat {
 		CreatedAt: c.CreatedAt,
 		UpdatedAt: c.UpdatedAt,
 	}
-	page := c.MessagePage()
 	m.FirstPage = &page
 	m.MessageCount = page.Total
 	// The newest message is on the last page; when this page holds it,
@@ -97,6 +104,8 @@ func messageFromREST(m *restclient.Message) *model.Message {
 		ToolCalls: make([]*model.ToolCall, len(m.ToolCalls)),
 		CreatedAt: m.CreatedAt,
 		UpdatedAt: m.UpdatedAt,
+
+		AIResponseStatus: m.AIResponseStatus,
 	}
 	for i, tc := range m.ToolCalls {
 		out.ToolCalls[i] = toolCallFromREST(tc)
@@ -123,27 +132,92 @@ func toolCallFromREST(tc restclient.ToolCall) *model.ToolCall {
 }
 
 func importFromREST(i *restclient.Import) *model.Import {
-	c := i.Configuration
+	rows := i.Stats.RowsCount
 	return &model.Import{
-		ID:        i.ID,
-		Type:      i.Type,
-		Status:    i.Status,
-		AccountID: i.AccountID,
-		Error:     i.Error,
-		Configuration: &model.ImportConfiguration{
-			DateColLabel:      c.DateColLabel,
-			AmountColLabel:    c.AmountColLabel,
-			NameColLabel:      c.NameColLabel,
-			CategoryColLabel:  c.CategoryColLabel,
-			TagsColLabel:      c.TagsColLabel,
-			NotesColLabel:     c.NotesColLabel,
-			AccountColLabel:   c.AccountColLabel,
-			DateFormat:        c.DateFormat,
-			NumberFormat:      c.NumberFormat,
-			SignageConvention: c.SignageConvention,
-		},
-		Stats:     &model.ImportStats{RowsCount: i.Stats.RowsCount, ValidRowsCount: i.Stats.ValidRowsCount},
-		CreatedAt: i.CreatedAt,
-		UpdatedAt: i.UpdatedAt,
+		ID:           i.ID,
+		Type:         i.Type,
+		Status:       i.Status,
+		AccountID:    i.AccountID,
+		Error:        i.Error,
+		StatusDetail: statusDetailFromREST(i.StatusDetail),
+		CreatedAt:    i.CreatedAt,
+		UpdatedAt:    i.UpdatedAt,
+		RowsCount:    &rows,
+		Shown:        i,
 	}
+}
+
+// importFromSummary maps an import of the list: its configuration and
+// stats (but the row count) are looked up when read.
+func importFromSummary(i *restclient.ImportSummary) *model.Import {
+	return &model.Import{
+		ID:           i.ID,
+		Type:         i.Type,
+		Status:       i.Status,
+		AccountID:    i.AccountID,
+		Error:        i.Error,
+		StatusDetail: statusDetailFromREST(i.StatusDetail),
+		CreatedAt:    i.CreatedAt,
+		UpdatedAt:    i.UpdatedAt,
+		RowsCount:    i.RowsCount,
+	}
+}
+
+func statusDetailFromREST(d *restclient.ImportStatusDetail) *model.ImportStatusDetail {
+	if d == nil {
+		return nil
+	}
+	return &model.ImportStatusDetail{
+		Uploaded: d.Uploaded, Configured: d.Configured, Terminal: d.Terminal,
+		Cleaned: d.Cleaned, Publishable: d.Publishable, Revertable: d.Revertable,
+	}
+}
+
+func importConfigurationFromREST(c restclient.ImportConfiguration) *model.ImportConfiguration {
+	return &model.ImportConfiguration{
+		DateColLabel:      c.DateColLabel,
+		AmountColLabel:    c.AmountColLabel,
+		NameColLabel:      c.NameColLabel,
+		CategoryColLabel:  c.CategoryColLabel,
+		TagsColLabel:      c.TagsColLabel,
+		NotesColLabel:     c.NotesColLabel,
+		AccountColLabel:   c.AccountColLabel,
+		DateFormat:        c.DateFormat,
+		NumberFormat:      c.NumberFormat,
+		SignageConvention: c.SignageConvention,
+	}
+}
+
+func importStatsFromREST(s restclient.ImportStats) *model.ImportStats {
+	return &model.ImportStats{
+		RowsCount:               s.RowsCount,
+		ValidRowsCount:          s.ValidRowsCount,
+		InvalidRowsCount:        s.InvalidRowsCount,
+		MappingsCount:           s.MappingsCount,
+		UnassignedMappingsCount: s.UnassignedMappingsCount,
+	}
+}
+
+// rateLimitFromREST maps a reading of the upstream's rate-limit headers:
+// what the server did not send (an unlimited server's numbers, a missing
+// header, a reset a 429 did not give) is null.
+func rateLimitFromREST(rl *restclient.RateLimit) *model.RateLimit {
+	out := &model.RateLimit{Unlimited: rl.Unlimited}
+	if rl.Unlimited {
+		return out
+	}
+	if rl.Limit >= 0 {
+		out.Limit = &rl.Limit
+	}
+	if rl.Remaining >= 0 {
+		out.Remaining = &rl.Remaining
+	}
+	if out.Limit != nil && out.Remaining != nil {
+		used := max(rl.Limit-rl.Remaining, 0)
+		out.Used = &used
+	}
+	if !rl.ResetAt.IsZero() {
+		out.ResetAt = &rl.ResetAt
+	}
+	return out
 }

@@ -44,7 +44,7 @@ func TestCategoryFromREST(t *testing.T) {
 				Color: "#22c55e", Icon: "circle-dollar-sign", SubcategoriesCount: 3, CreatedAt: created, UpdatedAt: updated,
 			},
 			want: model.Category{
-				ID: "0b7c2a5e-0000-4000-8000-000000000001", Name: "Income", Classification: model.CategoryClassificationIncome,
+				ID: "0b7c2a5e-0000-4000-8000-000000000001", Name: "Income", Classification: ptr(model.CategoryClassificationIncome),
 				Color: "#22c55e", Icon: "circle-dollar-sign", SubcategoriesCount: 3, CreatedAt: created, UpdatedAt: updated,
 			},
 		},
@@ -56,7 +56,7 @@ func TestCategoryFromREST(t *testing.T) {
 				CreatedAt: created, UpdatedAt: updated,
 			},
 			want: model.Category{
-				ID: "0b7c2a5e-0000-4000-8000-000000000002", Name: "Coffee Shops", Classification: model.CategoryClassificationExpense,
+				ID: "0b7c2a5e-0000-4000-8000-000000000002", Name: "Coffee Shops", Classification: ptr(model.CategoryClassificationExpense),
 				Color: "#f97316", Icon: "coffee", ParentID: "0b7c2a5e-0000-4000-8000-000000000003", ParentName: "Food & Drink",
 				CreatedAt: created, UpdatedAt: updated,
 			},
@@ -64,17 +64,19 @@ func TestCategoryFromREST(t *testing.T) {
 		{
 			name: "classification in another case",
 			in:   restclient.Category{ID: "a", Classification: "INCOME"},
-			want: model.Category{ID: "a", Classification: model.CategoryClassificationIncome},
+			want: model.Category{ID: "a", Classification: ptr(model.CategoryClassificationIncome)},
 		},
 		{
-			name: "unknown classification is expense",
+			// Never a guess: the schema knows income and expense only.
+			name: "unknown classification is null",
 			in:   restclient.Category{ID: "a", Classification: "transfer"},
-			want: model.Category{ID: "a", Classification: model.CategoryClassificationExpense},
+			want: model.Category{ID: "a"},
 		},
 		{
-			name: "missing classification is expense",
+			// Sure v0.6.9 and later send none.
+			name: "missing classification is null",
 			in:   restclient.Category{ID: "a"},
-			want: model.Category{ID: "a", Classification: model.CategoryClassificationExpense},
+			want: model.Category{ID: "a"},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -102,8 +104,8 @@ func TestClassificationToREST(t *testing.T) {
 			if got := classificationToREST(tc.in); got != tc.want {
 				t.Errorf("got %q, want %q", got, tc.want)
 			}
-			if back := classificationFromREST(classificationToREST(tc.in)); back != tc.in {
-				t.Errorf("round trip: got %q, want %q", back, tc.in)
+			if back := classificationFromREST(classificationToREST(tc.in)); back == nil || *back != tc.in {
+				t.Errorf("round trip: got %v, want %q", back, tc.in)
 			}
 		})
 	}
@@ -192,7 +194,7 @@ func TestChatFromShow(t *testing.T) {
 				ID: "c1", Title: "A year", Error: ptr("boom"), CreatedAt: start, UpdatedAt: start.Add(time.Hour),
 				Messages: tc.msgs, Pagination: tc.page,
 			}
-			got := chatFromShow(&in)
+			got := chatFromShow(&in, in.MessagePage(restclient.LegacyMessagesPerPage))
 			if got.ID != "c1" || got.Title != "A year" || got.Error == nil || *got.Error != "boom" ||
 				!got.CreatedAt.Equal(start) || !got.UpdatedAt.Equal(start.Add(time.Hour)) {
 				t.Errorf("chat fields: got %s, want those of the answer", show(got))
@@ -272,7 +274,7 @@ func TestMessagePageFromREST(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := tc.in.MessagePage()
+			p := tc.in.MessagePage(restclient.MessagesPerPage)
 			got := mappedPage{Page: p.Page, PerPage: p.PerPage, Total: p.Total, Messages: make([]*model.Message, len(p.Messages))}
 			for i := range p.Messages {
 				got.Messages[i] = messageFromREST(&p.Messages[i])
@@ -373,12 +375,14 @@ func TestToolCallFromREST_FromTheWire(t *testing.T) {
 func TestImportFromREST(t *testing.T) {
 	created, updated := ts("2026-01-10T11:39:18.123Z"), ts("2026-01-10T11:39:22.481Z")
 	for _, tc := range []struct {
-		name string
-		in   restclient.Import
-		want model.Import
+		name   string
+		in     restclient.Import
+		want   model.Import // Shown and RowsCount are checked apart
+		config model.ImportConfiguration
+		stats  model.ImportStats
 	}{
 		{
-			name: "complete import, every column mapped",
+			name: "complete import, every column mapped, today's stats and detail",
 			in: restclient.Import{
 				ID: "i1", Type: "TransactionImport", Status: "complete", AccountID: ptr("acc"),
 				Configuration: restclient.ImportConfiguration{
@@ -387,23 +391,27 @@ func TestImportFromREST(t *testing.T) {
 					AccountColLabel: ptr("Account"), DateFormat: ptr("%Y-%m-%d"), NumberFormat: ptr("1,234.56"),
 					SignageConvention: ptr("inflows_positive"),
 				},
-				Stats:     restclient.ImportStats{RowsCount: 120, ValidRowsCount: ptr(120)},
-				CreatedAt: created, UpdatedAt: updated,
+				Stats: restclient.ImportStats{
+					RowsCount: 120, ValidRowsCount: ptr(120), InvalidRowsCount: ptr(0), MappingsCount: ptr(7), UnassignedMappingsCount: ptr(1),
+				},
+				StatusDetail: &restclient.ImportStatusDetail{Uploaded: ptr(true), Terminal: ptr(true), Revertable: ptr(false)},
+				CreatedAt:    created, UpdatedAt: updated,
 			},
 			want: model.Import{
 				ID: "i1", Type: "TransactionImport", Status: "complete", AccountID: ptr("acc"),
-				Configuration: &model.ImportConfiguration{
-					DateColLabel: ptr("Date"), AmountColLabel: ptr("Amount"), NameColLabel: ptr("Name"),
-					CategoryColLabel: ptr("Category"), TagsColLabel: ptr("Tags"), NotesColLabel: ptr("Notes"),
-					AccountColLabel: ptr("Account"), DateFormat: ptr("%Y-%m-%d"), NumberFormat: ptr("1,234.56"),
-					SignageConvention: ptr("inflows_positive"),
-				},
-				Stats:     &model.ImportStats{RowsCount: 120, ValidRowsCount: ptr(120)},
-				CreatedAt: created, UpdatedAt: updated,
+				StatusDetail: &model.ImportStatusDetail{Uploaded: ptr(true), Terminal: ptr(true), Revertable: ptr(false)},
+				CreatedAt:    created, UpdatedAt: updated,
 			},
+			config: model.ImportConfiguration{
+				DateColLabel: ptr("Date"), AmountColLabel: ptr("Amount"), NameColLabel: ptr("Name"),
+				CategoryColLabel: ptr("Category"), TagsColLabel: ptr("Tags"), NotesColLabel: ptr("Notes"),
+				AccountColLabel: ptr("Account"), DateFormat: ptr("%Y-%m-%d"), NumberFormat: ptr("1,234.56"),
+				SignageConvention: ptr("inflows_positive"),
+			},
+			stats: model.ImportStats{RowsCount: 120, ValidRowsCount: ptr(120), InvalidRowsCount: ptr(0), MappingsCount: ptr(7), UnassignedMappingsCount: ptr(1)},
 		},
 		{
-			name: "failed import with an error",
+			name: "failed import of an older server: no detail, older stats",
 			in: restclient.Import{
 				ID: "i2", Type: "TradeImport", Status: "failed", Error: ptr("Row 14: Price can't be blank"),
 				Configuration: restclient.ImportConfiguration{NumberFormat: ptr("1.234,56")},
@@ -412,24 +420,31 @@ func TestImportFromREST(t *testing.T) {
 			},
 			want: model.Import{
 				ID: "i2", Type: "TradeImport", Status: "failed", Error: ptr("Row 14: Price can't be blank"),
-				Configuration: &model.ImportConfiguration{NumberFormat: ptr("1.234,56")},
-				Stats:         &model.ImportStats{RowsCount: 42, ValidRowsCount: ptr(39)},
-				CreatedAt:     created, UpdatedAt: updated,
+				CreatedAt: created, UpdatedAt: updated,
 			},
+			config: model.ImportConfiguration{NumberFormat: ptr("1.234,56")},
+			stats:  model.ImportStats{RowsCount: 42, ValidRowsCount: ptr(39)},
 		},
 		{
 			name: "pending import: nulls stay null",
 			in:   restclient.Import{ID: "i3", Type: "PdfImport", Status: "pending"},
-			want: model.Import{
-				ID: "i3", Type: "PdfImport", Status: "pending",
-				Configuration: &model.ImportConfiguration{}, Stats: &model.ImportStats{},
-			},
+			want: model.Import{ID: "i3", Type: "PdfImport", Status: "pending"},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := importFromREST(&tc.in)
+			if got.Shown != &tc.in || got.RowsCount == nil || *got.RowsCount != tc.in.Stats.RowsCount {
+				t.Errorf("Shown = %p, RowsCount = %v: want the answer mapped and its row count", got.Shown, got.RowsCount)
+			}
+			got.Shown, got.RowsCount = nil, nil
 			if !reflect.DeepEqual(*got, tc.want) {
 				t.Errorf("got %s, want %s", show(got), show(tc.want))
+			}
+			if c := importConfigurationFromREST(tc.in.Configuration); !reflect.DeepEqual(*c, tc.config) {
+				t.Errorf("configuration = %s, want %s", show(c), show(tc.config))
+			}
+			if st := importStatsFromREST(tc.in.Stats); !reflect.DeepEqual(*st, tc.stats) {
+				t.Errorf("stats = %s, want %s", show(st), show(tc.stats))
 			}
 		})
 	}

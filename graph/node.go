@@ -65,7 +65,7 @@ func nodeFromObject(ctx context.Context, p *planner.Planner, obj planner.Object,
 		p.Expect([]*restclient.Category{obj.Category}, categoryWant(graphql.GetOperationContext(ctx), fields))
 		return categoryFromREST(obj.Category), nil
 	case obj.Chat != nil:
-		return chatFromShow(obj.Chat), nil
+		return chatFromShow(obj.Chat, p.MessagePage(obj.Chat)), nil
 	case obj.Import != nil:
 		return importFromREST(obj.Import), nil
 	}

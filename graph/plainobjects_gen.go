@@ -17,7 +17,7 @@ func (ec *executionContext) plainCategory(ctx context.Context, sel ast.Selection
 	fields := graphql.CollectFields(ec.OperationContext, sel, categoryImplementors)
 	for _, f := range fields {
 		switch f.Name {
-		case "__typename", "id", "name", "classification", "color", "icon", "subcategoriesCount":
+		case "__typename", "id", "name", "color", "icon", "subcategoriesCount":
 		default:
 			return nil, false
 		}
@@ -34,8 +34,6 @@ func (ec *executionContext) plainCategory(ctx context.Context, sel ast.Selection
 			values[i] = ec._Category_id(ctx, f, obj)
 		case "name":
 			values[i] = ec._Category_name(ctx, f, obj)
-		case "classification":
-			values[i] = ec._Category_classification(ctx, f, obj)
 		case "color":
 			values[i] = ec._Category_color(ctx, f, obj)
 		case "icon":
@@ -181,6 +179,32 @@ func (ec *executionContext) plainChatEdge(ctx context.Context, sel ast.Selection
 	return objectOf(fields, values), true
 }
 
+// plainCreateCategoryPayload marshals a CreateCategoryPayload whose selection reads nothing but its plain
+// fields and __typename, with no deferred fragment; ok is false otherwise.
+func (ec *executionContext) plainCreateCategoryPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreateCategoryPayload) (m graphql.Marshaler, ok bool) {
+	fields := graphql.CollectFields(ec.OperationContext, sel, createCategoryPayloadImplementors)
+	for _, f := range fields {
+		switch f.Name {
+		case "__typename", "confirmedByRead":
+		default:
+			return nil, false
+		}
+		if f.IsDeferred() {
+			return nil, false
+		}
+	}
+	values := make([]graphql.Marshaler, len(fields))
+	for i, f := range fields {
+		switch f.Name {
+		case "__typename":
+			values[i] = graphql.MarshalString("CreateCategoryPayload")
+		case "confirmedByRead":
+			values[i] = ec._CreateCategoryPayload_confirmedByRead(ctx, f, obj)
+		}
+	}
+	return objectOf(fields, values), true
+}
+
 // plainCreateChatPayload marshals a CreateChatPayload whose selection reads nothing but its plain
 // fields and __typename, with no deferred fragment; ok is false otherwise.
 func (ec *executionContext) plainCreateChatPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreateChatPayload) (m graphql.Marshaler, ok bool) {
@@ -202,6 +226,32 @@ func (ec *executionContext) plainCreateChatPayload(ctx context.Context, sel ast.
 			values[i] = graphql.MarshalString("CreateChatPayload")
 		case "confirmedByRead":
 			values[i] = ec._CreateChatPayload_confirmedByRead(ctx, f, obj)
+		}
+	}
+	return objectOf(fields, values), true
+}
+
+// plainDeleteChatPayload marshals a DeleteChatPayload whose selection reads nothing but its plain
+// fields and __typename, with no deferred fragment; ok is false otherwise.
+func (ec *executionContext) plainDeleteChatPayload(ctx context.Context, sel ast.SelectionSet, obj *model.DeleteChatPayload) (m graphql.Marshaler, ok bool) {
+	fields := graphql.CollectFields(ec.OperationContext, sel, deleteChatPayloadImplementors)
+	for _, f := range fields {
+		switch f.Name {
+		case "__typename", "confirmedByRead":
+		default:
+			return nil, false
+		}
+		if f.IsDeferred() {
+			return nil, false
+		}
+	}
+	values := make([]graphql.Marshaler, len(fields))
+	for i, f := range fields {
+		switch f.Name {
+		case "__typename":
+			values[i] = graphql.MarshalString("DeleteChatPayload")
+		case "confirmedByRead":
+			values[i] = ec._DeleteChatPayload_confirmedByRead(ctx, f, obj)
 		}
 	}
 	return objectOf(fields, values), true
@@ -232,6 +282,58 @@ func (ec *executionContext) plainImport(ctx context.Context, sel ast.SelectionSe
 			values[i] = ec._Import_type(ctx, f, obj)
 		case "status":
 			values[i] = ec._Import_status(ctx, f, obj)
+		}
+	}
+	return objectOf(fields, values), true
+}
+
+// plainImportConnection marshals a ImportConnection whose selection reads nothing but its plain
+// fields and __typename, with no deferred fragment; ok is false otherwise.
+func (ec *executionContext) plainImportConnection(ctx context.Context, sel ast.SelectionSet, obj *model.ImportConnection) (m graphql.Marshaler, ok bool) {
+	fields := graphql.CollectFields(ec.OperationContext, sel, importConnectionImplementors)
+	for _, f := range fields {
+		switch f.Name {
+		case "__typename", "totalCount":
+		default:
+			return nil, false
+		}
+		if f.IsDeferred() {
+			return nil, false
+		}
+	}
+	values := make([]graphql.Marshaler, len(fields))
+	for i, f := range fields {
+		switch f.Name {
+		case "__typename":
+			values[i] = graphql.MarshalString("ImportConnection")
+		case "totalCount":
+			values[i] = ec._ImportConnection_totalCount(ctx, f, obj)
+		}
+	}
+	return objectOf(fields, values), true
+}
+
+// plainImportEdge marshals a ImportEdge whose selection reads nothing but its plain
+// fields and __typename, with no deferred fragment; ok is false otherwise.
+func (ec *executionContext) plainImportEdge(ctx context.Context, sel ast.SelectionSet, obj *model.ImportEdge) (m graphql.Marshaler, ok bool) {
+	fields := graphql.CollectFields(ec.OperationContext, sel, importEdgeImplementors)
+	for _, f := range fields {
+		switch f.Name {
+		case "__typename", "cursor":
+		default:
+			return nil, false
+		}
+		if f.IsDeferred() {
+			return nil, false
+		}
+	}
+	values := make([]graphql.Marshaler, len(fields))
+	for i, f := range fields {
+		switch f.Name {
+		case "__typename":
+			values[i] = graphql.MarshalString("ImportEdge")
+		case "cursor":
+			values[i] = ec._ImportEdge_cursor(ctx, f, obj)
 		}
 	}
 	return objectOf(fields, values), true
@@ -381,7 +483,7 @@ func (ec *executionContext) plainRateLimit(ctx context.Context, sel ast.Selectio
 	fields := graphql.CollectFields(ec.OperationContext, sel, rateLimitImplementors)
 	for _, f := range fields {
 		switch f.Name {
-		case "__typename", "limit", "remaining", "used":
+		case "__typename", "unlimited":
 		default:
 			return nil, false
 		}
@@ -394,12 +496,34 @@ func (ec *executionContext) plainRateLimit(ctx context.Context, sel ast.Selectio
 		switch f.Name {
 		case "__typename":
 			values[i] = graphql.MarshalString("RateLimit")
-		case "limit":
-			values[i] = ec._RateLimit_limit(ctx, f, obj)
-		case "remaining":
-			values[i] = ec._RateLimit_remaining(ctx, f, obj)
-		case "used":
-			values[i] = ec._RateLimit_used(ctx, f, obj)
+		case "unlimited":
+			values[i] = ec._RateLimit_unlimited(ctx, f, obj)
+		}
+	}
+	return objectOf(fields, values), true
+}
+
+// plainSendChatMessagePayload marshals a SendChatMessagePayload whose selection reads nothing but its plain
+// fields and __typename, with no deferred fragment; ok is false otherwise.
+func (ec *executionContext) plainSendChatMessagePayload(ctx context.Context, sel ast.SelectionSet, obj *model.SendChatMessagePayload) (m graphql.Marshaler, ok bool) {
+	fields := graphql.CollectFields(ec.OperationContext, sel, sendChatMessagePayloadImplementors)
+	for _, f := range fields {
+		switch f.Name {
+		case "__typename", "confirmedByRead":
+		default:
+			return nil, false
+		}
+		if f.IsDeferred() {
+			return nil, false
+		}
+	}
+	values := make([]graphql.Marshaler, len(fields))
+	for i, f := range fields {
+		switch f.Name {
+		case "__typename":
+			values[i] = graphql.MarshalString("SendChatMessagePayload")
+		case "confirmedByRead":
+			values[i] = ec._SendChatMessagePayload_confirmedByRead(ctx, f, obj)
 		}
 	}
 	return objectOf(fields, values), true

@@ -82,6 +82,28 @@ func (r *chatResolver) Messages(ctx context.Context, obj *model.Chat, first *int
 	return messageConnection(ctx, res), nil
 }
 
+// Configuration is the resolver for the configuration field.
+func (r *importResolver) Configuration(ctx context.Context, obj *model.Import) (*model.ImportConfiguration, error) {
+	imp, err := importShown(ctx, obj)
+	if err != nil {
+		return nil, err
+	}
+	return importConfigurationFromREST(imp.Configuration), nil
+}
+
+// Stats is the resolver for the stats field.
+func (r *importResolver) Stats(ctx context.Context, obj *model.Import) (*model.ImportStats, error) {
+	// The list sends the row count: enough when nothing else is read.
+	if obj.Shown == nil && obj.RowsCount != nil && wantsOnly(graphql.CollectFieldsCtx(ctx, nil), "rowsCount") {
+		return &model.ImportStats{RowsCount: *obj.RowsCount}, nil
+	}
+	imp, err := importShown(ctx, obj)
+	if err != nil {
+		return nil, err
+	}
+	return importStatsFromREST(imp.Stats), nil
+}
+
 // CreateChat is the resolver for the createChat field.
 func (r *mutationResolver) CreateChat(ctx context.Context, input model.CreateChatInput) (*model.CreateChatPayload, error) {
 	out := &model.CreateChatPayload{ClientMutationID: input.ClientMutationID, UserErrors: []*model.UserError{}}
@@ -101,7 +123,11 @@ func (r *mutationResolver) CreateChat(ctx context.Context, input model.CreateCha
 		req.Model = *input.Model
 	}
 	written, err := p.CreateChat(ctx, req)
-	if out.Chat, out.UserErrors, err = writeOutcome(written, err); err != nil {
+	sent := 0
+	if strings.TrimSpace(req.Message) != "" {
+		sent = 1
+	}
+	if out.Chat, out.UserErrors, err = writeOutcome(ctx, p, written, err, sent); err != nil {
 		return nil, err
 	}
 	out.ConfirmedByRead = written.ConfirmedByRead
@@ -128,10 +154,98 @@ func (r *mutationResolver) UpdateChat(ctx context.Context, input model.UpdateCha
 		return nil, err
 	}
 	written, err := p.UpdateChat(ctx, id, input.Title)
-	if out.Chat, out.UserErrors, err = writeOutcome(written, err); err != nil {
+	if out.Chat, out.UserErrors, err = writeOutcome(ctx, p, written, err, -1); err != nil {
 		return nil, err
 	}
 	out.ConfirmedByRead = written.ConfirmedByRead
+	return out, nil
+}
+
+// SendChatMessage is the resolver for the sendChatMessage field.
+func (r *mutationResolver) SendChatMessage(ctx context.Context, input model.SendChatMessageInput) (*model.SendChatMessagePayload, error) {
+	out := &model.SendChatMessagePayload{ClientMutationID: input.ClientMutationID, UserErrors: []*model.UserError{}}
+	id, err := canonicalID("chatId", input.ChatID)
+	if err != nil {
+		out.UserErrors = append(out.UserErrors, &model.UserError{
+			Field: []string{"input", "chatId"}, Message: "chatId is not a valid chat id (a UUID)", Code: "INVALID_ID",
+		})
+	}
+	if strings.TrimSpace(input.Content) == "" {
+		out.UserErrors = append(out.UserErrors, &model.UserError{Field: []string{"input", "content"}, Message: "Content can't be blank", Code: "BLANK"})
+	}
+	if len(out.UserErrors) > 0 {
+		return out, nil
+	}
+	p, err := planner.For(ctx)
+	if err != nil {
+		return nil, err
+	}
+	req := restclient.SendMessageRequest{Content: input.Content}
+	if input.Model != nil {
+		req.Model = *input.Model
+	}
+	sent, err := p.SendMessage(ctx, id, req)
+	if err != nil {
+		if ue := userErrorsFrom(err, "chatId"); ue != nil {
+			out.UserErrors = ue
+			return out, nil
+		}
+		return nil, err
+	}
+	out.Message = messageFromREST(sent.Message)
+	out.ConfirmedByRead = sent.ConfirmedByRead
+	return out, nil
+}
+
+// DeleteChat is the resolver for the deleteChat field.
+func (r *mutationResolver) DeleteChat(ctx context.Context, input model.DeleteChatInput) (*model.DeleteChatPayload, error) {
+	out := &model.DeleteChatPayload{ClientMutationID: input.ClientMutationID, UserErrors: []*model.UserError{}}
+	id, err := canonicalID("id", input.ID)
+	if err != nil {
+		out.UserErrors = append(out.UserErrors, &model.UserError{
+			Field: []string{"input", "id"}, Message: "id is not a valid chat id (a UUID)", Code: "INVALID_ID",
+		})
+		return out, nil
+	}
+	p, err := planner.For(ctx)
+	if err != nil {
+		return nil, err
+	}
+	confirmed, err := p.DeleteChat(ctx, id)
+	if err != nil {
+		if ue := userErrorsFrom(err); ue != nil {
+			out.UserErrors = ue
+			return out, nil
+		}
+		return nil, err
+	}
+	out.DeletedChatID = &id
+	out.ConfirmedByRead = confirmed
+	return out, nil
+}
+
+// CreateCategory is the resolver for the createCategory field.
+func (r *mutationResolver) CreateCategory(ctx context.Context, input model.CreateCategoryInput) (*model.CreateCategoryPayload, error) {
+	out := &model.CreateCategoryPayload{ClientMutationID: input.ClientMutationID, UserErrors: []*model.UserError{}}
+	req, userErrs := createCategoryRequest(input)
+	if len(userErrs) > 0 {
+		out.UserErrors = userErrs
+		return out, nil
+	}
+	p, err := planner.For(ctx)
+	if err != nil {
+		return nil, err
+	}
+	created, err := p.CreateCategory(ctx, req)
+	if err != nil {
+		if ue := invalidInput(err); ue != nil {
+			out.UserErrors = ue
+			return out, nil
+		}
+		return nil, err
+	}
+	out.Category = categoryFromREST(created.Category)
+	out.ConfirmedByRead = created.ConfirmedByRead
 	return out, nil
 }
 
@@ -208,7 +322,7 @@ func (r *queryResolver) Chat(ctx context.Context, id string) (*model.Chat, error
 	if err != nil {
 		return nil, err
 	}
-	return chatFromShow(c), nil
+	return chatFromShow(c, p.MessagePage(c)), nil
 }
 
 // Import is the resolver for the import field.
@@ -226,6 +340,30 @@ func (r *queryResolver) Import(ctx context.Context, id string) (*model.Import, e
 		return nil, err
 	}
 	return importFromREST(imp), nil
+}
+
+// Imports is the resolver for the imports field.
+func (r *queryResolver) Imports(ctx context.Context, first *int, after *string, last *int, before *string, status *string, typeArg *string) (*model.ImportConnection, error) {
+	var f planner.ImportFilter
+	if status != nil {
+		f.Status = *status
+	}
+	if typeArg != nil {
+		f.Type = *typeArg
+	}
+	req, err := planner.ParseImports(f, pageArgs(first, after, last, before))
+	if err != nil {
+		return nil, err
+	}
+	p, err := planner.For(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res, err := p.Imports(ctx, f, req, importDetailsWanted(ctx))
+	if err != nil {
+		return nil, err
+	}
+	return importConnection(ctx, res), nil
 }
 
 // Node is the resolver for the node field.
@@ -289,12 +427,7 @@ func (r *queryResolver) RateLimit(ctx context.Context) (*model.RateLimit, error)
 	if err != nil {
 		return nil, err
 	}
-	return &model.RateLimit{
-		Limit:     rl.Limit,
-		Remaining: max(rl.Remaining, 0),
-		Used:      max(rl.Limit-max(rl.Remaining, 0), 0),
-		ResetAt:   rl.ResetAt,
-	}, nil
+	return rateLimitFromREST(rl), nil
 }
 
 // Category returns CategoryResolver implementation.
@@ -302,6 +435,9 @@ func (r *Resolver) Category() CategoryResolver { return &categoryResolver{r} }
 
 // Chat returns ChatResolver implementation.
 func (r *Resolver) Chat() ChatResolver { return &chatResolver{r} }
+
+// Import returns ImportResolver implementation.
+func (r *Resolver) Import() ImportResolver { return &importResolver{r} }
 
 // Mutation returns MutationResolver implementation.
 func (r *Resolver) Mutation() MutationResolver { return &mutationResolver{r} }
@@ -312,6 +448,7 @@ func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
 type (
 	categoryResolver struct{ *Resolver }
 	chatResolver     struct{ *Resolver }
+	importResolver   struct{ *Resolver }
 	mutationResolver struct{ *Resolver }
 	queryResolver    struct{ *Resolver }
 )

@@ -148,3 +148,14 @@ func (b *batcher[K, V]) isAnnounced(k K) bool {
 	}
 	return false
 }
+
+// forget drops every answer and announcement, so that keys asked again
+// are planned again: a write made what was read stale. Callers already
+// waiting keep the answers they wait for.
+func (b *batcher[K, V]) forget() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.groupOf = nil
+	b.announced = b.announced[:0]
+	b.late = nil
+}

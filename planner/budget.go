@@ -13,7 +13,8 @@ import (
 //
 //   - the budget is a quarter of the key's hourly limit (25 calls of a
 //     standard key of 100), learnt from the first answer, and never more
-//     than Shared.MaxCalls (Budget);
+//     than Shared.MaxCalls (Budget); a server without a limit (self-hosted,
+//     "Infinity" headers) leaves Shared.MaxCalls alone;
 //   - before execution, the facade refuses an operation whose root fields
 //     alone need more (graph.RootCost against Budget): QUERY_TOO_EXPENSIVE
 //     at no call;
@@ -67,7 +68,11 @@ func (l *Planner) Budget() int {
 		return 0
 	}
 	limit := standardLimit
-	if rl := l.RateLimit(); rl != nil && rl.Limit > 0 {
+	switch rl := l.RateLimit(); {
+	case rl != nil && rl.Unlimited:
+		// A self-hosted server limits nothing: only the facade's own cap.
+		return ceiling
+	case rl != nil && rl.Limit > 0:
 		limit = rl.Limit
 	}
 	return min(ceiling, max(limit/limitShare, 1))

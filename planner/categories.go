@@ -46,7 +46,15 @@ const DefaultCategoryPage = 25
 //
 // What want names is announced for the categories handed out, so that
 // their subcategories and parents are planned together.
+//
+// A classification filter asked of a server known to send no
+// classification (v0.6.9 and later, which ignore the filter) is an
+// *UnsupportedError at no call; the first time, the answers that show it
+// are not taken for the filtered list either.
 func (l *Planner) Categories(ctx context.Context, f CategoryFilter, r paging.Request, want Want) (paging.Result[*restclient.Category], error) {
+	if f.Classification != "" && l.lacksClassification() {
+		return paging.Result[*restclient.Category]{}, errNoClassification
+	}
 	if w, empty, known := r.Empty(); empty && known {
 		return paging.Result[*restclient.Category]{Window: w}, nil
 	}
@@ -67,6 +75,11 @@ func (l *Planner) Categories(ctx context.Context, f CategoryFilter, r paging.Req
 		if res, err = paging.Load(ctx, r, l.categorySource(f)); err != nil {
 			return res, err
 		}
+	}
+	if f.Classification != "" && l.lacksClassification() {
+		// What was read showed a server without classifications: it
+		// ignored the filter, and the "filtered" list is the family.
+		return paging.Result[*restclient.Category]{}, errNoClassification
 	}
 	l.expect(res.Items, want)
 	return res, nil

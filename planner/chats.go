@@ -39,7 +39,8 @@ func (l *Planner) Chats(ctx context.Context, r paging.Request) (paging.Result[*r
 				items[i] = &p.Chats[i]
 				l.remember(KindChat, p.Chats[i].ID)
 			}
-			return paging.Page[*restclient.ChatSummary]{Items: items, Page: p.Pagination.Page, PerPage: p.Pagination.PerPage, Total: p.Pagination.TotalCount}, nil
+			// per_page is null since v0.6.6: the page shows its size.
+			return paging.Page[*restclient.ChatSummary]{Items: items, Page: p.Pagination.Page, PerPage: p.Pagination.Size(len(items)), Total: p.Pagination.TotalCount}, nil
 		},
 	})
 }
@@ -65,7 +66,14 @@ func (l *Planner) Chat(ctx context.Context, id string, want ChatWant) (*restclie
 		return nil, notFound(err, "chat", id)
 	}
 	l.remember(KindChat, c.ID)
+	l.learnMessagesPerPage(c.MessagePage(0))
 	return c, nil
+}
+
+// MessagePage returns the page of messages a chat answer carries, its
+// size as the answer shows it or as the server's answers showed it.
+func (l *Planner) MessagePage(c *restclient.Chat) restclient.MessagePage {
+	return c.MessagePage(l.messagesPerPage())
 }
 
 // Import reads one import with one call.
@@ -95,14 +103,15 @@ func ParseMessages(chat ChatRef, args paging.Args) (paging.Request, error) {
 	return r.WithKnownTotal(chat.MessageCount), err
 }
 
-// Messages answers a window of a chat's messages (oldest first), 50 a
-// page; the page a show answer already carried costs nothing.
+// Messages answers a window of a chat's messages (oldest first), 20 a
+// page (50 before Sure v0.6.6: the size answers showed); the page a show
+// answer already carried costs nothing.
 func (l *Planner) Messages(ctx context.Context, chat ChatRef, r paging.Request) (paging.Result[*restclient.Message], error) {
 	if w, empty, known := r.Empty(); empty && known {
 		return paging.Result[*restclient.Message]{Window: w}, nil
 	}
 	return paging.Load(ctx, r, paging.Source[*restclient.Message]{
-		FixedPageSize: restclient.MessagesPerPage,
+		FixedPageSize: l.messagesPerPage(),
 		Reserve:       l.Reserve,
 		Order:         messageOrder,
 		Fetch: func(ctx context.Context, page, _ int) (paging.Page[*restclient.Message], error) {
@@ -112,7 +121,8 @@ func (l *Planner) Messages(ctx context.Context, chat ChatRef, r paging.Request) 
 				if err != nil {
 					return paging.Page[*restclient.Message]{}, notFound(err, "chat", chat.ID)
 				}
-				read := c.MessagePage()
+				read := l.MessagePage(c)
+				l.learnMessagesPerPage(read)
 				mp = &read
 			}
 			items := make([]*restclient.Message, len(mp.Messages))
@@ -128,7 +138,7 @@ func (l *Planner) Messages(ctx context.Context, chat ChatRef, r paging.Request) 
 // hold it: the last page, asked by number (an overflowing page number
 // would also answer the last page). nil when the chat has no message.
 func (l *Planner) LastMessageAt(ctx context.Context, chat ChatRef) (*time.Time, error) {
-	total, perPage := chat.MessageCount, restclient.MessagesPerPage
+	total, perPage := chat.MessageCount, l.messagesPerPage()
 	if chat.Shown != nil {
 		total, perPage = chat.Shown.Total, chat.Shown.PerPage
 	}

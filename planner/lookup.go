@@ -40,6 +40,13 @@ func (k *knownCategories) get(id string) *restclient.Category {
 	return k.byID[id]
 }
 
+// reset forgets every category: a write made them stale.
+func (k *knownCategories) reset() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.byID = nil
+}
+
 func (k *knownCategories) add(cats []restclient.Category) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -54,6 +61,7 @@ func (k *knownCategories) add(cats []restclient.Category) {
 // PrimeCategories remembers categories from a list or show answer, so that
 // later lookups by id (and of parents) cost nothing.
 func (l *Planner) PrimeCategories(cats []restclient.Category) {
+	l.learnCategories(cats)
 	l.known.add(cats)
 	if l.shared.Kinds != nil {
 		for i := range cats {

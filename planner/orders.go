@@ -42,3 +42,11 @@ var messageOrder = paging.Order[*restclient.Message]{
 const timeKeyLayout = "2006-01-02T15:04:05.000000000Z"
 
 func timeKey(t time.Time) string { return t.UTC().Format(timeKeyLayout) }
+
+// importOrder: newest first (created_at descending), ties unknown.
+var importOrder = paging.Order[*restclient.ImportSummary]{
+	Identify: func(i *restclient.ImportSummary) paging.Anchor {
+		return paging.Anchor{ID: i.ID, Key: timeKey(i.CreatedAt)}
+	},
+	Compare: func(a, b string) int { return strings.Compare(b, a) },
+}

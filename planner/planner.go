@@ -69,6 +69,12 @@ type Shared struct {
 	// Node costs one lookup for those; nil remembers nothing between
 	// operations (every node id is probed as each kind).
 	Kinds *KindMemory
+	// Traits keeps what answers showed of the upstream server (its
+	// version's features, its page sizes), for every key; nil keeps them
+	// in this Shared only.
+	Traits restcache.TraitStore
+
+	fallbackTraits
 }
 
 // Meter counts the requests sent upstream; package metrics implements it.

@@ -26,11 +26,12 @@ type upstream struct {
 	url  string
 }
 
-// newUpstream starts the fake upstream. It must run outside any synctest
-// bubble: the server's goroutines wait on the network.
-func newUpstream(t *testing.T) upstream {
+// newUpstream starts the fake upstream (today's Sure, unless opts say
+// otherwise). It must run outside any synctest bubble: the server's
+// goroutines wait on the network.
+func newUpstream(t *testing.T, opts ...restclienttest.Option) upstream {
 	t.Helper()
-	fake := restclienttest.New()
+	fake := restclienttest.New(opts...)
 	srv := httptest.NewServer(fake)
 	t.Cleanup(srv.Close)
 	return upstream{fake: fake, url: srv.URL}
@@ -177,7 +178,9 @@ func lastRequests(fake *restclienttest.Server, n int) []string {
 }
 
 func TestChildren_BatchesIntoFewCalls(t *testing.T) {
-	up := newUpstream(t)
+	// Categories with classifications: the slices of a classification
+	// are planned here too.
+	up := newUpstream(t, restclienttest.WithVersion(restclienttest.Legacy))
 	demo := familyOf(t, up.fake, restclienttest.DemoKey)
 	large := familyOf(t, up.fake, restclienttest.LargeFamilyKey)
 	every := func(restclienttest.Category) bool { return true }
@@ -395,7 +398,7 @@ func TestGate_RefusesPastTheBudget(t *testing.T) {
 }
 
 func TestLookAhead(t *testing.T) {
-	up := newUpstream(t)
+	up := newUpstream(t, restclienttest.WithVersion(restclienttest.Legacy))
 	demo := familyOf(t, up.fake, restclienttest.DemoKey)
 	ctx := t.Context()
 	l := planner.New(&planner.Shared{Upstream: up.client(t)}, restclienttest.DemoKey)

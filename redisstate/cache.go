@@ -123,8 +123,8 @@ func (c *Cache) FetchAs(ctx context.Context, key callerkey.Key, path string, fet
 		ctx = restcache.WithSharedGeneration(ctx, string(ad[len(name):]))
 	}
 	resp, ferr := fetch(ctx)
-	if ferr != nil || err != nil || len(resp.Body) > MaxAnswerBytes {
-		return resp, ferr
+	if ferr != nil || err != nil || len(resp.Body) > MaxAnswerBytes || restclient.AwaitsReply(path, resp) {
+		return resp, ferr // an answer awaiting its reply is never kept
 	}
 	// Sealed with the generations read before the fetch: a write made
 	// meanwhile makes this answer unreadable, as it should be.

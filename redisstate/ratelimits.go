@@ -36,6 +36,7 @@ const rateLimitKeep = time.Hour
 const observeTries = 3
 
 type sealedRateLimit struct {
+	Unlimited bool      `json:"u,omitempty"`
 	Limit     int       `json:"l"`
 	Remaining int       `json:"r"`
 	Reset     int64     `json:"s"` // nanoseconds
@@ -138,11 +139,11 @@ func openRateLimit(key callerkey.Key, b []byte) (restclient.RateLimit, bool) {
 	if json.Unmarshal(plain, &v) != nil {
 		return restclient.RateLimit{}, false
 	}
-	return restclient.RateLimit{Limit: v.Limit, Remaining: v.Remaining, Reset: time.Duration(v.Reset), ResetAt: v.ResetAt}, true
+	return restclient.RateLimit{Unlimited: v.Unlimited, Limit: v.Limit, Remaining: v.Remaining, Reset: time.Duration(v.Reset), ResetAt: v.ResetAt}, true
 }
 
 func (r *RateLimits) seal(key callerkey.Key, rl restclient.RateLimit) ([]byte, error) {
-	plain, err := json.Marshal(sealedRateLimit{Limit: rl.Limit, Remaining: rl.Remaining, Reset: int64(rl.Reset), ResetAt: rl.ResetAt})
+	plain, err := json.Marshal(sealedRateLimit{Unlimited: rl.Unlimited, Limit: rl.Limit, Remaining: rl.Remaining, Reset: int64(rl.Reset), ResetAt: rl.ResetAt})
 	if err != nil {
 		return nil, err
 	}

@@ -58,6 +58,9 @@ func (c *Cache) FetchAs(ctx context.Context, key callerkey.Key, path string, fet
 	if err != nil {
 		return nil, err
 	}
+	if restclient.AwaitsReply(path, resp) {
+		return resp, nil // the reply is on its way: never kept
+	}
 	// The LRU calls unindex (which locks c.mu) when Add evicts: add first,
 	// index after, never holding c.mu around the LRU.
 	c.lru.Add(id, resp)

@@ -15,7 +15,7 @@ import (
 type Category struct {
 	ID                 string
 	Name               string
-	Classification     CategoryClassification
+	Classification     *CategoryClassification // nil: the upstream sent none
 	Color              string
 	Icon               string
 	ParentID           string // "" for a root category
@@ -57,6 +57,9 @@ type Message struct {
 	ToolCalls []*ToolCall
 	CreatedAt time.Time
 	UpdatedAt time.Time
+	// AIResponseStatus is what the server said of the reply when the
+	// message was sent; nil on messages read from a chat.
+	AIResponseStatus *string
 }
 
 // ToolCall is a function call made by the assistant.
@@ -67,6 +70,26 @@ type ToolCall struct {
 	FunctionResult    *JSON
 	CreatedAt         time.Time
 }
+
+// Import is an import from a show answer (Shown) or from the imports list
+// (Shown nil: its configuration and full stats cost a lookup).
+type Import struct {
+	ID           string
+	Type         string
+	Status       string
+	AccountID    *string
+	Error        *string
+	StatusDetail *ImportStatusDetail
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+	// RowsCount is what the list sent of the stats (nil when it sent none).
+	RowsCount *int
+	// Shown is the show answer the import was mapped from, or nil.
+	Shown *restclient.Import
+}
+
+// IsNode marks Import as a Relay Node.
+func (Import) IsNode() {}
 
 // IsNode marks Category as a Relay Node.
 func (Category) IsNode() {}

@@ -55,6 +55,33 @@ type ChatEdge struct {
 	Node *Chat `json:"node"`
 }
 
+// Input of `createCategory`.
+type CreateCategoryInput struct {
+	// The name, unique within the family; must not be blank.
+	Name string `json:"name"`
+	// Display colour as a hex string, e.g. `#f97316`; the server picks one when omitted.
+	Color *string `json:"color,omitempty"`
+	// A lucide icon name; the server's default (`shapes`) when omitted.
+	Icon *string `json:"icon,omitempty"`
+	// The parent's UUID, to create a subcategory (of a root category: two levels only).
+	ParentID *string `json:"parentId,omitempty"`
+	// Echoed back in the payload (Relay).
+	ClientMutationID *string `json:"clientMutationId,omitempty"`
+}
+
+// Result of `createCategory`.
+type CreateCategoryPayload struct {
+	// The new category; `null` when `userErrors` is not empty or the call failed.
+	Category *Category `json:"category,omitempty"`
+	// What was wrong with the input (a blank or taken name, an invalid parent); empty on success.
+	UserErrors []*UserError `json:"userErrors"`
+	// The `clientMutationId` of the input.
+	ClientMutationID *string `json:"clientMutationId,omitempty"`
+	// `true` when the upstream's answer was lost and one read of the family found the new
+	// category (same name, created after the request was sent).
+	ConfirmedByRead bool `json:"confirmedByRead"`
+}
+
 // Input of `createChat`.
 type CreateChatInput struct {
 	// The title; must not be blank.
@@ -81,29 +108,25 @@ type CreateChatPayload struct {
 	ConfirmedByRead bool `json:"confirmedByRead"`
 }
 
-// A bulk import of transactions (or accounts, trades, categories, rules…) from a file.
-type Import struct {
-	// The import's UUID.
+// Input of `deleteChat`.
+type DeleteChatInput struct {
+	// The chat's UUID.
 	ID string `json:"id"`
-	// The import kind, e.g. `TransactionImport`, `TradeImport`, `AccountImport`, `MintImport` (an open set).
-	Type string `json:"type"`
-	// The state: `pending`, `importing`, `complete`, `failed`, `reverting` or `revert_failed`.
-	Status string `json:"status"`
-	// The account the rows go to, if one was chosen.
-	AccountID *string `json:"accountId,omitempty"`
-	// Why the import failed, or `null`.
-	Error *string `json:"error,omitempty"`
-	// How the file's columns map to fields.
-	Configuration *ImportConfiguration `json:"configuration"`
-	// Row counts.
-	Stats *ImportStats `json:"stats"`
-	// When the import was created.
-	CreatedAt time.Time `json:"createdAt"`
-	// When the import was last changed.
-	UpdatedAt time.Time `json:"updatedAt"`
+	// Echoed back in the payload (Relay).
+	ClientMutationID *string `json:"clientMutationId,omitempty"`
 }
 
-func (Import) IsNode() {}
+// Result of `deleteChat`.
+type DeleteChatPayload struct {
+	// The id of the deleted chat; `null` when `userErrors` is not empty or the call failed.
+	DeletedChatID *string `json:"deletedChatId,omitempty"`
+	// What was wrong with the input (such as `NOT_FOUND`); empty on success.
+	UserErrors []*UserError `json:"userErrors"`
+	// The `clientMutationId` of the input.
+	ClientMutationID *string `json:"clientMutationId,omitempty"`
+	// `true` when the upstream's answer was lost and one read found the chat gone.
+	ConfirmedByRead bool `json:"confirmedByRead"`
+}
 
 // How an import reads its file; every field is `null` until set.
 type ImportConfiguration struct {
@@ -129,12 +152,54 @@ type ImportConfiguration struct {
 	SignageConvention *string `json:"signageConvention,omitempty"`
 }
 
-// Row counts of an import.
+// A page of imports.
+type ImportConnection struct {
+	// The imports with their cursors.
+	Edges []*ImportEdge `json:"edges"`
+	// The imports, without cursors.
+	Nodes []*Import `json:"nodes"`
+	// Where this page sits in the list.
+	PageInfo *PageInfo `json:"pageInfo"`
+	// How many imports the whole list (with its filters) holds.
+	TotalCount int `json:"totalCount"`
+}
+
+// An import with its cursor.
+type ImportEdge struct {
+	// Opaque position of this import in its list.
+	Cursor string `json:"cursor"`
+	// The import.
+	Node *Import `json:"node"`
+}
+
+// Row counts of an import. A count the Sure server does not send (older versions) is `null`.
 type ImportStats struct {
 	// Rows in the file.
 	RowsCount int `json:"rowsCount"`
 	// Rows that passed validation, once known.
 	ValidRowsCount *int `json:"validRowsCount,omitempty"`
+	// Rows that failed validation (Sure v0.7.1 and later).
+	InvalidRowsCount *int `json:"invalidRowsCount,omitempty"`
+	// Values mapped to the family's records, e.g. categories (Sure v0.7.1 and later).
+	MappingsCount *int `json:"mappingsCount,omitempty"`
+	// Values not mapped yet (Sure v0.7.1 and later).
+	UnassignedMappingsCount *int `json:"unassignedMappingsCount,omitempty"`
+}
+
+// Where an import stands. Each flag is `null` when the Sure server did not send it.
+type ImportStatusDetail struct {
+	// The file was uploaded.
+	Uploaded *bool `json:"uploaded,omitempty"`
+	// Its columns are mapped.
+	Configured *bool `json:"configured,omitempty"`
+	// It ended (complete, failed or revert failed).
+	Terminal *bool `json:"terminal,omitempty"`
+	// No row is invalid.
+	Cleaned *bool `json:"cleaned,omitempty"`
+	// It can be published (imported) now.
+	Publishable *bool `json:"publishable,omitempty"`
+	// It can be reverted.
+	Revertable *bool `json:"revertable,omitempty"`
 }
 
 // A page of messages.
@@ -190,16 +255,45 @@ type PageInfo struct {
 type Query struct {
 }
 
-// The hourly request budget of an API key (100 requests an hour on Sure's standard tier).
+// The hourly request budget of an API key (100 requests an hour on Sure's standard tier), as
+// the Sure server reported it. A self-hosted server has no limit (`unlimited`, and the
+// numbers are `null`); a number the server did not send is `null`, never a guess.
 type RateLimit struct {
-	// Requests allowed per window.
-	Limit int `json:"limit"`
-	// Requests left in the current window.
-	Remaining int `json:"remaining"`
-	// Requests spent in the current window.
-	Used int `json:"used"`
-	// When the current window ends and the budget is restored.
-	ResetAt time.Time `json:"resetAt"`
+	// `true` when the server limits nothing (a self-hosted Sure answers `Infinity`).
+	Unlimited bool `json:"unlimited"`
+	// Requests allowed per window; `null` when unlimited or not reported.
+	Limit *int `json:"limit,omitempty"`
+	// Requests left in the current window; `null` when unlimited or not reported.
+	Remaining *int `json:"remaining,omitempty"`
+	// Requests spent in the current window; `null` unless both of the above are known.
+	Used *int `json:"used,omitempty"`
+	// When the current window ends and the budget is restored; `null` when unlimited or not reported.
+	ResetAt *time.Time `json:"resetAt,omitempty"`
+}
+
+// Input of `sendChatMessage`.
+type SendChatMessageInput struct {
+	// The chat's UUID.
+	ChatID string `json:"chatId"`
+	// The message; must not be blank.
+	Content string `json:"content"`
+	// The language model for the reply; the server's default when omitted.
+	Model *string `json:"model,omitempty"`
+	// Echoed back in the payload (Relay).
+	ClientMutationID *string `json:"clientMutationId,omitempty"`
+}
+
+// Result of `sendChatMessage`: the message sent, or why it was not.
+type SendChatMessagePayload struct {
+	// The message as the server stored it (`aiResponseStatus: "pending"`); `null` when `userErrors` is not empty or the call failed.
+	Message *Message `json:"message,omitempty"`
+	// What was wrong with the input; empty on success.
+	UserErrors []*UserError `json:"userErrors"`
+	// The `clientMutationId` of the input.
+	ClientMutationID *string `json:"clientMutationId,omitempty"`
+	// `true` when the upstream's answer to the write was lost and the facade found the message
+	// with one read of the chat (same content, created after the request was sent).
+	ConfirmedByRead bool `json:"confirmedByRead"`
 }
 
 // Input of `updateChat`.

@@ -1,0 +1,89 @@
+package graph
+
+import (
+	"context"
+	"strings"
+
+	"github.com/99designs/gqlgen/graphql"
+
+	"suregql/graph/model"
+	"suregql/paging"
+	"suregql/planner"
+	"suregql/restclient"
+)
+
+// importConnection maps a window of the imports list.
+func importConnection(ctx context.Context, res paging.Result[*restclient.ImportSummary]) *model.ImportConnection {
+	w := newWindow(ctx, "ImportConnection", res, importFromSummary, func(cursor string, n *model.Import) *model.ImportEdge {
+		return &model.ImportEdge{Cursor: cursor, Node: n}
+	})
+	return &model.ImportConnection{Nodes: w.nodes, Edges: w.edges, PageInfo: w.info, TotalCount: w.total}
+}
+
+// importDetailsWanted reports whether the selection of the imports list
+// reads what the list does not send (configuration, stats beyond
+// rowsCount) on its imports, through nodes or edges.node.
+func importDetailsWanted(ctx context.Context) bool {
+	oc := graphql.GetOperationContext(ctx)
+	var imports []graphql.CollectedField
+	for _, f := range graphql.CollectFieldsCtx(ctx, nil) {
+		switch f.Name {
+		case "nodes":
+			imports = append(imports, collect(oc, f, "Import")...)
+		case "edges":
+			for _, e := range collect(oc, f, "ImportEdge") {
+				if e.Name == "node" {
+					imports = append(imports, collect(oc, e, "Import")...)
+				}
+			}
+		}
+	}
+	for _, f := range imports {
+		switch f.Name {
+		case "configuration":
+			return true
+		case "stats":
+			if !wantsOnly(collect(oc, f, "ImportStats"), "rowsCount") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// importShown returns the show answer of an import: the one it was mapped
+// from, or one lookup (once per operation) for an import of the list.
+func importShown(ctx context.Context, obj *model.Import) (*restclient.Import, error) {
+	if obj.Shown != nil {
+		return obj.Shown, nil
+	}
+	p, err := planner.For(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return p.Import(ctx, obj.ID)
+}
+
+// createCategoryRequest checks createCategory's input locally: a blank
+// name, or a parent id that is no UUID, costs no call.
+func createCategoryRequest(in model.CreateCategoryInput) (restclient.CreateCategoryRequest, []*model.UserError) {
+	req := restclient.CreateCategoryRequest{Name: strings.TrimSpace(in.Name)}
+	var errs []*model.UserError
+	if req.Name == "" {
+		errs = append(errs, &model.UserError{Field: []string{"input", "name"}, Message: "Name can't be blank", Code: "BLANK"})
+	}
+	if in.Color != nil {
+		req.Color = *in.Color
+	}
+	if in.Icon != nil {
+		req.Icon = *in.Icon
+	}
+	if in.ParentID != nil {
+		id, err := canonicalID("parentId", *in.ParentID)
+		if err != nil {
+			errs = append(errs, &model.UserError{Field: []string{"input", "parentId"}, Message: "parentId is not a valid category id (a UUID)", Code: "INVALID_ID"})
+		}
+		req.ParentID = id
+	}
+	return req, errs
+}

@@ -1,0 +1,93 @@
+package planner
+
+import (
+	"context"
+	"sync"
+
+	"suregql/paging"
+	"suregql/restcache"
+	"suregql/restclient"
+)
+
+// ImportFilter is the filter of the imports list; the zero value is every
+// import of the family.
+type ImportFilter struct {
+	Status string
+	Type   string
+}
+
+// List names the list for cursors: a cursor is valid only on the list
+// (and filter) it was made for.
+func (f ImportFilter) List() string { return "imports?status=" + f.Status + "&type=" + f.Type }
+
+// DefaultImportPage is the window of the imports list when neither first
+// nor last is given.
+const DefaultImportPage = 25
+
+// ParseImports checks the imports list's arguments locally.
+func ParseImports(f ImportFilter, args paging.Args) (paging.Request, error) {
+	return paging.Parse(f.List(), args, DefaultImportPage)
+}
+
+// Imports answers a window of the family's imports (newest first) with the
+// fewest pages (GET /imports, v0.6.7; pages of up to 100, placed by its
+// "meta" block). Against an older server, whose router does not know the
+// endpoint, it is an *UnsupportedError, and no call once that is known.
+//
+// The list sends no configuration and of the stats only the row count:
+// when details says the selection reads more, the window's imports are
+// looked up together (one show each, in parallel, reserved as one batch),
+// so that their fields answer from the operation's memo.
+func (l *Planner) Imports(ctx context.Context, f ImportFilter, r paging.Request, details bool) (paging.Result[*restclient.ImportSummary], error) {
+	if l.routeMissing(restcache.TraitListImports) {
+		return paging.Result[*restclient.ImportSummary]{}, errNoImportsList
+	}
+	res, err := paging.Load(ctx, r, paging.Source[*restclient.ImportSummary]{
+		MaxPerPage: restclient.ImportsMaxPerPage,
+		Reserve:    l.Reserve,
+		Order:      importOrder,
+		Fetch: func(ctx context.Context, page, perPage int) (paging.Page[*restclient.ImportSummary], error) {
+			p, err := l.client.ListImports(ctx, restclient.ListImportsOptions{Page: page, PerPage: perPage, Status: f.Status, Type: f.Type})
+			l.learnRoute(restcache.TraitListImports, err)
+			if restclient.IsNoRoute(err) {
+				return paging.Page[*restclient.ImportSummary]{}, errNoImportsList
+			}
+			if err != nil {
+				return paging.Page[*restclient.ImportSummary]{}, err
+			}
+			items := make([]*restclient.ImportSummary, len(p.Imports))
+			for i := range p.Imports {
+				items[i] = &p.Imports[i]
+				l.remember(KindImport, p.Imports[i].ID)
+			}
+			pg := p.Meta.Pagination()
+			return paging.Page[*restclient.ImportSummary]{Items: items, Page: pg.Page, PerPage: pg.Size(len(items)), Total: pg.TotalCount}, nil
+		},
+	})
+	if err != nil || !details || len(res.Items) == 0 {
+		return res, err
+	}
+	l.lookUpImports(ctx, res.Items)
+	return res, nil
+}
+
+// lookUpImports reads the imports of a window with one show each, in
+// parallel, when the budget holds them all; the answers (or errors) stay
+// in the operation's memo for the fields that asked. When it does not, the
+// fields ask one by one, and those past the budget are refused.
+func (l *Planner) lookUpImports(ctx context.Context, items []*restclient.ImportSummary) {
+	ctx, release, err := l.Reserve(ctx, len(items))
+	if err != nil {
+		return
+	}
+	defer release()
+	var wg sync.WaitGroup
+	for _, it := range items {
+		wg.Go(func() {
+			var err error
+			defer recoverInto(&err)
+			_, _ = l.client.GetImport(ctx, it.ID)
+		})
+	}
+	wg.Wait()
+}
