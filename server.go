@@ -509,10 +509,19 @@ func serveMetrics(ctx context.Context, addr string, h http.Handler, errc chan<- 
 	return "http://" + displayAddr(ln.Addr()), func() { _ = srv.Close() }, nil
 }
 
+// demoReplyDelay is how long the demo's assistant takes to answer a
+// message: long enough that a playground user sees the chat wait for it,
+// short enough to read it again at once.
+const demoReplyDelay = 2 * time.Second
+
 // startDemoUpstream serves the fake Sure upstream on a loopback port, so
-// that demo mode goes through the same HTTP client code as production.
+// that demo mode goes through the same HTTP client code as production. It
+// plays today's Sure, whose assistant answers a message sent to a chat
+// after demoReplyDelay: the playground shows the whole chat loop.
 func startDemoUpstream(ctx context.Context) (baseURL string, stop func(), err error) {
-	baseURL, stop, err = restclienttest.ServeLoopback(ctx, restclienttest.New())
+	fake := restclienttest.New()
+	fake.SetAssistant(demoReplyDelay)
+	baseURL, stop, err = restclienttest.ServeLoopback(ctx, fake)
 	if err != nil {
 		return "", nil, fmt.Errorf("start demo upstream: %w", err)
 	}

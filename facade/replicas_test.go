@@ -361,3 +361,15 @@ func scrape(t *testing.T, e *env) string {
 	}
 	return send(t, req).raw
 }
+
+// What one replica's answers showed of the Sure server (here: categories
+// without classification, today's Sure) plans every replica's calls: the
+// filter it would ignore is refused by another replica at no call.
+func TestReplicas_ShareWhatTheUpstreamIs(t *testing.T) {
+	c := newCluster(t, 2, 0)
+	key := restclienttest.DemoKey
+	c.replicas[0].ok(key, `{ categories(first: 1) { nodes { id } } }`, nil, nil)
+	r := c.replicas[1].do(key, `{ categories(first: 5, classification: INCOME) { nodes { name } } }`, nil)
+	wantCalls(t, r, 0)
+	wantError(t, r, "UNSUPPORTED_BY_UPSTREAM")
+}

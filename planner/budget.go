@@ -55,7 +55,8 @@ func (e *TooExpensiveError) Error() string {
 const limitShare = 4
 
 // standardLimit is the hourly limit assumed for a key whose limit no
-// answer has told yet: Sure's standard tier.
+// answer has told yet, of a server not known to limit nothing: Sure's
+// standard tier.
 const standardLimit = 100
 
 // Budget returns the upstream calls the operation's plan may spend: a
@@ -69,8 +70,9 @@ func (l *Planner) Budget() int {
 	}
 	limit := standardLimit
 	switch rl := l.RateLimit(); {
-	case rl != nil && rl.Unlimited:
-		// A self-hosted server limits nothing: only the facade's own cap.
+	case rl != nil && rl.Unlimited, rl == nil && l.serverUnlimited():
+		// A self-hosted server limits nothing (a key it has not answered
+		// yet either): only the facade's own cap.
 		return ceiling
 	case rl != nil && rl.Limit > 0:
 		limit = rl.Limit

@@ -10,7 +10,8 @@
 //
 //	question                      | strategy (first that applies)                          | calls
 //	------------------------------|--------------------------------------------------------|------------------------------
-//	Categories (a window)         | empty by arithmetic                                    | 0
+//	Categories (a window)         | a classification, the server known to have none       | 0 (UnsupportedError)
+//	                              | empty by arithmetic                                    | 0
 //	                              | family (or classification) read by this operation      | 0
 //	                              | roots wanting subcategories: look-ahead reads the      | 1 (+ rest of family if it
 //	                              |   family's first page, the rest only if cheaper        |   costs ≤ window+1 calls)
@@ -34,16 +35,31 @@
 //	                              |   messages are read (the upstream answers its last)    |
 //	Messages of a chat            | empty by arithmetic (the count is current)             | 0
 //	                              | the page the show answer carried                       | 0
-//	                              | otherwise the fewest fixed pages of 50                 | 1–2 typically
+//	                              | otherwise the fewest fixed pages (20; 50 before        | 1–2 typically
+//	                              |   Sure v0.6.6: the size the server's answers showed)   |
 //	lastMessageAt                 | known from the answer (list, or a show holding it)     | 0
 //	                              | else the last page, by number                          | 1
 //	Import by id                  | one show                                               | 1
+//	Imports (a window)            | the server known to lack the list (before v0.6.7)      | 0 (UnsupportedError)
+//	                              | the fewest pages of up to 100                          | 1–2 typically
+//	                              |   + one show per import when the selection reads what  |   + 1 each, reserved whole
+//	                              |   the list does not send (configuration, stats)        |
 //	Node by id (Nodes)            | held by any answer of this operation (waits for the    | 0
 //	                              |   operation's category root fields)                    |
 //	                              | kind known to this key (KindMemory): as that kind      | 1 (categories share pages)
 //	                              | unknown: category, chat and import lookups in parallel | ≤ 3 (budget checked first)
 //	CreateChat / UpdateChat       | the write, once; if its answer is lost, one read      | 1 (+1 to settle)
-//	                              |   settles it (ConfirmedByRead or OutcomeUnknownError)  |
+//	SendMessage / DeleteChat      |   settles it (ConfirmedByRead or OutcomeUnknownError)  |
+//	CreateCategory                | the same; before v0.7.1 (known): UnsupportedError      | 1 (+1) · 0
+//
+// # What the planner learns of the server
+//
+// Sure has no version endpoint, and its 0.6 and 0.7 lines answer
+// differently. Every answer shows something of the server (whether
+// categories carry a classification, the page size of its messages,
+// whether its router knows an endpoint): the planner records it in the
+// shared TraitStore (per upstream, never per key) and plans with it, at no
+// call of its own (upstream.go).
 //
 // # Planned together, at once
 //

@@ -260,6 +260,9 @@ func (l *Planner) observe(ctx context.Context, c restclient.Call) {
 	if c.Err != nil {
 		rl = l.afterRefusal(c.Err, rl)
 	}
+	if c.RateLimit != nil {
+		l.learnRateLimit(c.RateLimit)
+	}
 	if rl != nil {
 		l.mu.Lock()
 		if l.rateLimit == nil || restclient.Newer(*rl, *l.rateLimit) {

@@ -102,6 +102,22 @@ func (l *Planner) messagesPerPage() int {
 	return restclient.MessagesPerPage
 }
 
+// learnRateLimit records whether the server limits its keys, from a
+// reading of one key's answer.
+func (l *Planner) learnRateLimit(rl *restclient.RateLimit) {
+	v := restcache.TraitPresent
+	if rl.Unlimited {
+		v = restcache.TraitAbsent
+	}
+	l.shared.traits().Learn(restcache.TraitRateLimit, v)
+}
+
+// serverUnlimited reports whether the server is known to limit no key.
+func (l *Planner) serverUnlimited() bool {
+	v, ok := l.trait(restcache.TraitRateLimit)
+	return ok && v == restcache.TraitAbsent
+}
+
 // routeMissing reports whether the server's router is known not to have
 // the endpoint of trait.
 func (l *Planner) routeMissing(trait string) bool {

@@ -327,3 +327,41 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.w.Write(p)
 }
+
+// What one replica learnt of the upstream server plans the calls of the
+// others; replicas in front of another server do not see it.
+func TestTraits_SharedByReplicas(t *testing.T) {
+	_, a, b := replicas(t)
+	const upstream = "https://sure.example.com/api/v1"
+	learnt, other := a.Traits(upstream), b.Traits(upstream)
+	if _, ok := other.Get(restcache.TraitClassification); ok {
+		t.Fatal("a trait nobody learnt is known")
+	}
+	learnt.Learn(restcache.TraitClassification, restcache.TraitAbsent)
+	if v, ok := other.Get(restcache.TraitClassification); !ok || v != restcache.TraitAbsent {
+		t.Errorf("the other replica's Get = (%q, %t), want (%q, true)", v, ok, restcache.TraitAbsent)
+	}
+	if v, ok := b.Traits("https://other.example.com/api/v1").Get(restcache.TraitClassification); ok {
+		t.Errorf("a replica of another upstream knows %q", v)
+	}
+}
+
+// A trait is trusted for restcache.TraitKeep after an answer last showed
+// it: a server gets upgraded.
+func TestTraits_Keep(t *testing.T) {
+	c := &clock{now: time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)}
+	tr := &restcache.Traits{Now: c.Now}
+	tr.Learn(restcache.TraitMessagesPerPage, "20")
+	c.Add(restcache.TraitKeep)
+	if v, ok := tr.Get(restcache.TraitMessagesPerPage); !ok || v != "20" {
+		t.Errorf("Get within the keep time = (%q, %t), want (20, true)", v, ok)
+	}
+	c.Add(time.Second)
+	if v, ok := tr.Get(restcache.TraitMessagesPerPage); ok {
+		t.Errorf("Get past the keep time = %q, want none", v)
+	}
+	tr.Learn(restcache.TraitMessagesPerPage, "50")
+	if v, _ := tr.Get(restcache.TraitMessagesPerPage); v != "50" {
+		t.Errorf("Get after a new answer = %q, want 50", v)
+	}
+}

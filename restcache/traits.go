@@ -21,6 +21,9 @@ const (
 	// v0.7.1, GET /imports before v0.6.7).
 	TraitCreateCategory = "route.create_category"
 	TraitListImports    = "route.list_imports"
+	// TraitRateLimit: TraitAbsent when the server limits no key (a
+	// self-hosted Sure answers "Infinity"), TraitPresent when it counts.
+	TraitRateLimit = "rate_limit"
 )
 
 // Values of the traits that are there or not.

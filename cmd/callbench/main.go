@@ -3,9 +3,12 @@
 // large family, and prints one Markdown row per operation: the upstream
 // calls it made, the lower bound for that operation, the sequential round
 // trips, and the facade's own time per operation (wall time minus the time
-// spent inside the fake upstream's handler).
+// spent inside the fake upstream's handler). The fake plays today's Sure
+// (v0.7.1 and later); -sure legacy plays the late-2025 shape (50 messages a
+// page, classifications, no imports list nor category creation).
 //
 //	go run ./cmd/callbench > /tmp/table.md
+//	go run ./cmd/callbench -sure legacy > /tmp/legacy.md
 //
 // BENCHMARKS.md holds its output.
 package main
@@ -45,8 +48,18 @@ type op struct {
 
 func main() {
 	minTime := flag.Duration("benchtime", 300*time.Millisecond, "time each operation is repeated for, to measure ns/op")
+	sure := flag.String("sure", "today", "the Sure the fake upstream plays: today (v0.7.1 and later) or legacy (late 2025)")
 	flag.Parse()
-	if err := run(os.Stdout, *minTime); err != nil {
+	version := restclienttest.Today
+	switch *sure {
+	case "today":
+	case "legacy":
+		version = restclienttest.Legacy
+	default:
+		fmt.Fprintln(os.Stderr, "callbench: -sure is today or legacy")
+		os.Exit(2)
+	}
+	if err := run(os.Stdout, *minTime, version); err != nil {
 		fmt.Fprintln(os.Stderr, "callbench:", err)
 		os.Exit(1)
 	}
@@ -59,7 +72,7 @@ func idOf(name string) func(*restclienttest.Server) map[string]any {
 	}
 }
 
-func workload() []op {
+func workload(v restclienttest.Version) []op {
 	const tree = `{ categories(rootsOnly: true, first: 100) { nodes { name subcategories(first: 50) { nodes { name parent { name color } } } } } }`
 	longChat := func(s *restclienttest.Server) map[string]any {
 		for _, c := range s.Chats(restclienttest.DemoKey) {
@@ -69,7 +82,7 @@ func workload() []op {
 		}
 		return nil
 	}
-	return []op{
+	ops := []op{
 		{name: "demo: categories(first: 10)", key: restclienttest.DemoKey,
 			query: `{ categories(first: 10) { nodes { id name } } }`, lower: 1, why: "one page"},
 		{name: "demo: tree of 22 roots with subcategories", key: restclienttest.DemoKey, query: tree,
@@ -89,9 +102,7 @@ func workload() []op {
 			lower: 1, why: "the family's first page holds all three"},
 		{name: "demo: chats(first: 5)", key: restclienttest.DemoKey,
 			query: `{ chats(first: 5) { totalCount nodes { title messageCount lastMessageAt } } }`, lower: 1, why: "one page"},
-		{name: "demo: chat(id) with first 30 messages and lastMessageAt", key: restclienttest.DemoKey, vars: longChat,
-			query: `query($id: ID!) { chat(id: $id) { title lastMessageAt messages(first: 30) { nodes { content } } } }`,
-			lower: 2, why: "page 1 of messages, and the last page for the newest"},
+		firstMessages(v, longChat),
 		{name: "demo: chat(id) last 3 messages", key: restclienttest.DemoKey, vars: longChat,
 			query: `query($id: ID!) { chat(id: $id) { title messages(last: 3) { nodes { content } } } }`,
 			lower: 1, why: "the overflow page answers the chat and its last page"},
@@ -116,6 +127,65 @@ func workload() []op {
 			query: `{ chats(first: 100) { nodes { title } } }`, lower: 5, why: "fixed pages of 20"},
 		{name: "large: chats(last: 25)", key: restclienttest.LargeFamilyKey,
 			query: `{ chats(last: 25) { nodes { title } } }`, lower: 2, why: "the last page holds 10 of 20"},
+	}
+	return append(ops, writes(v)...)
+}
+
+// firstMessages is the row of a chat's first 30 messages, whose pages
+// depend on the version: 20 messages a page since v0.6.6, 50 before.
+func firstMessages(v restclienttest.Version, longChat func(*restclienttest.Server) map[string]any) op {
+	o := op{name: "demo: chat(id) with first 30 messages and lastMessageAt", key: restclienttest.DemoKey, vars: longChat,
+		query: `query($id: ID!) { chat(id: $id) { title lastMessageAt messages(first: 30) { nodes { content } } } }`,
+		lower: 3, why: "pages 1 and 2 of 20 messages, and the last page for the newest"}
+	if v == restclienttest.Legacy {
+		o.lower, o.why = 2, "page 1 of 50 messages, and the last page for the newest"
+	}
+	return o
+}
+
+// writes are the rows of the imports list and of the writes; against the
+// older Sure, the endpoints it lacks cost the one call that shows it (and
+// none afterwards: the repeated runs measure that).
+func writes(v restclienttest.Version) []op {
+	anyChat := func(s *restclienttest.Server) map[string]any {
+		return map[string]any{"id": s.Chats(restclienttest.DemoKey)[0].ID}
+	}
+	// unsupported is o against the older Sure: the first row of an
+	// endpoint costs the call that shows the server lacks it, the next
+	// rows none.
+	unsupported := func(o op, first bool) op {
+		switch {
+		case v != restclienttest.Legacy:
+		case first:
+			o.lower, o.why = 1, "the call that shows the server lacks the endpoint"
+		default:
+			o.lower, o.why = 0, "the server is known to lack the endpoint"
+		}
+		return o
+	}
+	return []op{
+		unsupported(op{name: "large: imports(first: 25)", key: restclienttest.LargeFamilyKey,
+			query: `{ imports(first: 25) { totalCount nodes { type status statusDetail { terminal } stats { rowsCount } } } }`,
+			lower: 1, why: "one page"}, true),
+		unsupported(op{name: "large: imports(last: 30, status: \"complete\")", key: restclienttest.LargeFamilyKey,
+			query: `{ imports(last: 30, status: "complete") { totalCount nodes { type createdAt } } }`,
+			lower: 1, why: "the overflow page of 100 holds the tail"}, false),
+		unsupported(op{name: "large: imports(first: 5) with configuration", key: restclienttest.LargeFamilyKey,
+			query: `{ imports(first: 5) { nodes { type configuration { dateFormat } stats { validRowsCount } } } }`,
+			lower: 6, why: "the list sends no configuration: one show each"}, false),
+		{name: "demo: createChat with its first message", key: restclienttest.DemoKey,
+			query: `mutation { createChat(input: {title: "Bench", message: "Hello"}) { chat { id messageCount messages { nodes { content } } } } }`,
+			lower: map[restclienttest.Version]int{restclienttest.Today: 2, restclienttest.Legacy: 1}[v],
+			why:   map[restclienttest.Version]string{restclienttest.Today: "the write, and a read: the answer shows no message", restclienttest.Legacy: "the write's answer holds the message"}[v]},
+		{name: "demo: sendChatMessage", key: restclienttest.DemoKey, vars: anyChat,
+			query: `mutation($id: ID!) { sendChatMessage(input: {chatId: $id, content: "And now?"}) { message { id aiResponseStatus } userErrors { code } } }`,
+			lower: 1, why: "the write"},
+		{name: "demo: deleteChat (of an unknown chat)", key: restclienttest.DemoKey,
+			query: `mutation { deleteChat(input: {id: "6f1c7d0e-4c57-4bde-9a3c-3f6c1b8a0d11"}) { deletedChatId userErrors { code } } }`,
+			lower: 1, why: "the write"},
+		unsupported(op{name: "demo: createCategory (a taken name)", key: restclienttest.DemoKey,
+			query: `mutation { createCategory(input: {name: "Groceries"}) { category { id } userErrors { code } } }`,
+			lower: 1, why: "the write"}, true),
 	}
 }
 
@@ -205,8 +275,8 @@ func (t *timing) upstreamTime() time.Duration {
 	return total
 }
 
-func run(w io.Writer, minTime time.Duration) error {
-	fake := restclienttest.New()
+func run(w io.Writer, minTime time.Duration, v restclienttest.Version) error {
+	fake := restclienttest.New(restclienttest.WithVersion(v))
 	for _, k := range []string{restclienttest.DemoKey, restclienttest.LargeFamilyKey} {
 		fake.SetRateLimit(k, 1<<30) // the benchmark repeats operations far past an hour's budget
 	}
@@ -230,7 +300,7 @@ func run(w io.Writer, minTime time.Duration) error {
 
 	fmt.Fprintln(w, "| operation | upstream calls | lower bound | sequential round trips | facade ns/op |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|---:|")
-	for _, o := range workload() {
+	for _, o := range workload(v) {
 		var vars map[string]any
 		if o.vars != nil {
 			vars = o.vars(fake)
