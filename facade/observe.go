@@ -34,6 +34,7 @@ func init() {
 		graph.CodeUnauthenticated, graph.CodeForbidden, graph.CodeNotFound, graph.CodeRateLimited,
 		graph.CodeUpstreamUnavailable, graph.CodeBadUserInput, graph.CodeUpstreamRejected, graph.CodeInternal,
 		graph.CodeQueryTooExpensive, graph.CodeBadRequest, graph.CodeUpstreamOutcomeUnknown,
+		graph.CodeUnsupportedByUpstream,
 		graph.CodeMethodNotAllowed, graph.CodeUnsupportedMediaType, graph.CodeIntrospectionDisabled,
 		querylimit.Code, querylimit.CodeResponseTooLarge,
 		errcode.ParseFailed, errcode.ValidationFailed,

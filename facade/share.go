@@ -106,6 +106,8 @@ var deterministicCodes = map[string]bool{
 	graph.CodeUnauthenticated:  true,
 	graph.CodeForbidden:        true,
 	graph.CodeUpstreamRejected: true,
+	// The server's version lacks what was asked: so it will a moment later.
+	graph.CodeUnsupportedByUpstream: true,
 }
 
 type leaderKey struct{}

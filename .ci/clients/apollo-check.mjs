@@ -1,6 +1,7 @@
 // Runs README.md's Apollo Client setup (apollo.mjs) against a running
 // suregql: pages Query.categories with fetchMore until the end, twice with
-// different filters, pages one category's subcategories, and checks that
+// different filters, pages one category's subcategories, pages the large
+// demo family's Query.imports, whole and filtered by status, and checks that
 // Automatic Persisted Queries sent hashes only once the server knew them.
 // Usage: node apollo-check.mjs http://127.0.0.1:8080/graphql
 import assert from 'node:assert/strict';
@@ -33,9 +34,9 @@ const CATEGORIES = gql`
 
 // pageAll watches query with variables, calls fetchMore until the last
 // page, and returns the connection the cache merged and the watcher's
-// last result.
-async function pageAll(query, variables, connectionOf) {
-  const observable = client.watchQuery({ query, variables });
+// last result. It uses client unless another is passed.
+async function pageAll(query, variables, connectionOf, { using = client } = {}) {
+  const observable = using.watchQuery({ query, variables });
   let last;
   let settleFirst;
   const first = new Promise((resolve, reject) => { settleFirst = { resolve, reject }; });
@@ -51,7 +52,7 @@ async function pageAll(query, variables, connectionOf) {
       assert.ok(pages < maxPages, `more than ${maxPages} pages`);
       await observable.fetchMore({ variables: { after: merged.pageInfo.endCursor } });
       pages++;
-      const cached = connectionOf(client.readQuery({ query, variables }));
+      const cached = connectionOf(using.readQuery({ query, variables }));
       assert.ok(cached.edges.length > merged.edges.length, 'fetchMore added no edges to the cached list');
       merged = cached;
     }
@@ -106,6 +107,34 @@ assertComplete(subs.merged, 'subcategories');
 assert.equal(subs.merged.totalCount, parent.subcategoriesCount);
 console.log(`apollo: ${parent.name}.subcategories(first: 2): ${subs.pages} pages, ${subs.merged.totalCount} subcategories`);
 
+// Query.imports of the large demo family (130 imports, key
+// large-family-key): paged whole, then filtered by status, a list the
+// keyArgs keep apart from the first.
+const large = createClient(endpoint, 'large-family-key');
+const IMPORTS = gql`
+  query Imports($first: Int!, $after: String, $status: String) {
+    imports(first: $first, after: $after, status: $status) {
+      totalCount
+      edges {
+        cursor
+        node { id type status statusDetail { terminal } stats { rowsCount } }
+      }
+      pageInfo { hasNextPage endCursor }
+    }
+  }
+`;
+const imports = await pageAll(IMPORTS, { first: 25 }, (d) => d?.imports, { using: large });
+assertComplete(imports.merged, 'imports');
+assert.equal(imports.pages, Math.ceil(imports.merged.totalCount / 25));
+assert.ok(imports.merged.totalCount > 100, `large-family-key: ${imports.merged.totalCount} imports`);
+const completeImports = await pageAll(IMPORTS, { first: 10, status: 'complete' }, (d) => d?.imports, { using: large });
+assertComplete(completeImports.merged, 'imports(status: "complete")');
+assert.ok(completeImports.merged.edges.every((e) => e.node.status === 'complete'), 'imports(status: "complete") holds another status');
+assert.ok(completeImports.merged.totalCount < imports.merged.totalCount, 'status did not filter');
+assert.equal(large.readQuery({ query: IMPORTS, variables: { first: 25 } }).imports.edges.length,
+  imports.merged.totalCount, 'the status pages changed the unfiltered list');
+console.log(`apollo: imports(first: 25): ${imports.pages} pages, ${imports.merged.totalCount} imports; status "complete": ${completeImports.pages} pages, ${completeImports.merged.totalCount}, kept apart`);
+
 // APQ: each document's first request carried its hash alone, was answered
 // PersistedQueryNotFound, and was sent again with its text; every later
 // request of it carried the hash alone and was answered with data.
@@ -115,7 +144,7 @@ for (const { request, response } of exchanges) {
   assert.ok(hash, 'a request without a persisted-query hash');
   byHash.set(hash, [...(byHash.get(hash) ?? []), { request, response }]);
 }
-assert.equal(byHash.size, 2, 'expected two documents');
+assert.equal(byHash.size, 3, 'expected three documents');
 let hashOnly = 0;
 for (const [hash, list] of byHash) {
   const [first, second, ...rest] = list;

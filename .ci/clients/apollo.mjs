@@ -14,6 +14,7 @@ export function createClient(uri, apiKey) {
             // One list per filter; first/after/last/before page through it.
             categories: relayStylePagination(['classification', 'rootsOnly', 'parentId']),
             chats: relayStylePagination(),
+            imports: relayStylePagination(['status', 'type']),
           },
         },
         Category: { fields: { subcategories: relayStylePagination() } },

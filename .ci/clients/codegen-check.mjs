@@ -1,8 +1,9 @@
 // Runs README.md's GraphQL Code Generator setup (codegen.ts, with the
-// documented query src/categoryTree.ts) against a running suregql in a
+// documented query src/categoryTree.ts, the imports page src/imports.ts and
+// the mutation src/sendChatMessage.ts) against a running suregql in a
 // temporary directory: generates the types from the server's introspection,
 // type-checks src/typecheck.ts against them (tsc --noEmit), then compiles
-// the typed document and runs it through README.md's Apollo Client.
+// the typed documents and runs them through README.md's Apollo Client.
 // Usage: node codegen-check.mjs http://127.0.0.1:8080/graphql
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -11,6 +12,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { gql } from '@apollo/client';
 import { createClient } from './apollo.mjs';
 
 const [endpoint] = process.argv.slice(2);
@@ -33,7 +35,9 @@ try {
 
   run('graphql-codegen', ['--config', 'codegen.ts'], { SUREGQL_URL: endpoint });
   const generated = readFileSync(join(dir, 'src/gql/graphql.ts'), 'utf8');
-  for (const t of ['CategoryTreeQuery', 'CategoryTreeQueryVariables', 'CategoryClassification']) {
+  for (const t of ['CategoryTreeQuery', 'CategoryTreeQueryVariables', 'CategoryClassification',
+    'ImportsPageQuery', 'ImportsPageQueryVariables',
+    'SendChatMessageMutation', 'SendChatMessageMutationVariables', 'SendChatMessageInput']) {
     assert.match(generated, new RegExp(`^export type ${t} =`, 'm'), `graphql.ts has no type ${t}`);
   }
   console.log('codegen: generated src/gql/ from the server\'s introspection');
@@ -50,6 +54,30 @@ try {
   assert.equal(data.categories.nodes.length, data.categories.totalCount);
   assert.ok(data.categories.nodes.some((c) => c.subcategories.nodes.length > 0), 'no subcategories');
   console.log(`codegen: the generated CategoryTree document answered ${data.categories.totalCount} root categories`);
+
+  // The imports page, as the large demo family (130 imports).
+  const { ImportsPage } = createRequire(join(dir, 'out', 'index.js'))('./imports.js');
+  const { data: imports } = await createClient(endpoint, 'large-family-key')
+    .query({ query: ImportsPage, variables: { first: 25 } });
+  assert.equal(imports.imports.edges.length, 25);
+  assert.ok(imports.imports.totalCount > 100 && imports.imports.pageInfo.hasNextPage, `${imports.imports.totalCount} imports`);
+  assert.ok(imports.imports.edges.every((e) => typeof e.node.statusDetail?.terminal === 'boolean'), 'an import without statusDetail.terminal');
+  assert.equal(typeof imports.rateLimit.unlimited, 'boolean');
+  console.log(`codegen: the generated ImportsPage document answered 25 of ${imports.imports.totalCount} imports`);
+
+  // The typed mutation, with a blank message: answered in userErrors, and
+  // nothing is sent to the chat.
+  const { SendChatMessage } = createRequire(join(dir, 'out', 'index.js'))('./sendChatMessage.js');
+  const demo = createClient(endpoint, 'demo-key');
+  const { data: chats } = await demo.query({ query: gql`query FirstChat { chats(first: 1) { nodes { id } } }` });
+  const chatId = chats.chats.nodes[0].id;
+  const { data: sent } = await demo.mutate({
+    mutation: SendChatMessage, variables: { input: { chatId, content: ' ', clientMutationId: 'blank' } },
+  });
+  assert.equal(sent.sendChatMessage.message, null);
+  assert.equal(sent.sendChatMessage.clientMutationId, 'blank');
+  assert.deepEqual(sent.sendChatMessage.userErrors.map((e) => [e.code, e.field]), [['BLANK', ['input', 'content']]]);
+  console.log('codegen: the generated SendChatMessage mutation answered a blank message with a BLANK userError');
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

@@ -1,5 +1,5 @@
-// The page's query: the root categories and the chat list, each component
-// reading its own fragment.
+// The page's query: the root categories, the chat list, the imports list and
+// the key's rate limit, each component reading its own fragment.
 import { graphql } from 'relay-runtime';
 
 export const appQuery = graphql`
@@ -11,5 +11,7 @@ export const appQuery = graphql`
       }
     }
     ...ChatList_query
+    ...ImportList_query
+    ...RateLimitBadge_query
   }
 `;

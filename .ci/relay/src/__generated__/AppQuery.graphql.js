@@ -1,5 +1,5 @@
 /**
- * @generated SignedSource<<9c530af1ea5985a1f2a640ab7345deb1>>
+ * @generated SignedSource<<b700641bb74ccad6434e63121432e3f3>>
  * @lightSyntaxTransform
  */
 
@@ -123,6 +123,16 @@ return {
         "args": null,
         "kind": "FragmentSpread",
         "name": "ChatList_query"
+      },
+      {
+        "args": null,
+        "kind": "FragmentSpread",
+        "name": "ImportList_query"
+      },
+      {
+        "args": null,
+        "kind": "FragmentSpread",
+        "name": "RateLimitBadge_query"
       }
     ],
     "type": "Query",
@@ -292,20 +302,172 @@ return {
         "key": "ChatList_chats",
         "kind": "LinkedHandle",
         "name": "chats"
+      },
+      {
+        "alias": null,
+        "args": (v4/*:: as any*/),
+        "concreteType": "ImportConnection",
+        "kind": "LinkedField",
+        "name": "imports",
+        "plural": false,
+        "selections": [
+          {
+            "alias": null,
+            "args": null,
+            "kind": "ScalarField",
+            "name": "totalCount",
+            "storageKey": null
+          },
+          {
+            "alias": null,
+            "args": null,
+            "concreteType": "ImportEdge",
+            "kind": "LinkedField",
+            "name": "edges",
+            "plural": true,
+            "selections": [
+              {
+                "alias": null,
+                "args": null,
+                "concreteType": "Import",
+                "kind": "LinkedField",
+                "name": "node",
+                "plural": false,
+                "selections": [
+                  (v2/*:: as any*/),
+                  {
+                    "alias": null,
+                    "args": null,
+                    "kind": "ScalarField",
+                    "name": "type",
+                    "storageKey": null
+                  },
+                  {
+                    "alias": null,
+                    "args": null,
+                    "kind": "ScalarField",
+                    "name": "status",
+                    "storageKey": null
+                  },
+                  {
+                    "alias": null,
+                    "args": null,
+                    "concreteType": "ImportStatusDetail",
+                    "kind": "LinkedField",
+                    "name": "statusDetail",
+                    "plural": false,
+                    "selections": [
+                      {
+                        "alias": null,
+                        "args": null,
+                        "kind": "ScalarField",
+                        "name": "terminal",
+                        "storageKey": null
+                      },
+                      {
+                        "alias": null,
+                        "args": null,
+                        "kind": "ScalarField",
+                        "name": "publishable",
+                        "storageKey": null
+                      }
+                    ],
+                    "storageKey": null
+                  },
+                  {
+                    "alias": null,
+                    "args": null,
+                    "concreteType": "ImportStats",
+                    "kind": "LinkedField",
+                    "name": "stats",
+                    "plural": false,
+                    "selections": [
+                      {
+                        "alias": null,
+                        "args": null,
+                        "kind": "ScalarField",
+                        "name": "rowsCount",
+                        "storageKey": null
+                      }
+                    ],
+                    "storageKey": null
+                  },
+                  (v5/*:: as any*/)
+                ],
+                "storageKey": null
+              },
+              (v6/*:: as any*/)
+            ],
+            "storageKey": null
+          },
+          (v7/*:: as any*/)
+        ],
+        "storageKey": "imports(first:25)"
+      },
+      {
+        "alias": null,
+        "args": (v4/*:: as any*/),
+        "filters": [
+          "status",
+          "type"
+        ],
+        "handle": "connection",
+        "key": "ImportList_imports",
+        "kind": "LinkedHandle",
+        "name": "imports"
+      },
+      {
+        "alias": null,
+        "args": null,
+        "concreteType": "RateLimit",
+        "kind": "LinkedField",
+        "name": "rateLimit",
+        "plural": false,
+        "selections": [
+          {
+            "alias": null,
+            "args": null,
+            "kind": "ScalarField",
+            "name": "unlimited",
+            "storageKey": null
+          },
+          {
+            "alias": null,
+            "args": null,
+            "kind": "ScalarField",
+            "name": "limit",
+            "storageKey": null
+          },
+          {
+            "alias": null,
+            "args": null,
+            "kind": "ScalarField",
+            "name": "remaining",
+            "storageKey": null
+          },
+          {
+            "alias": null,
+            "args": null,
+            "kind": "ScalarField",
+            "name": "resetAt",
+            "storageKey": null
+          }
+        ],
+        "storageKey": null
       }
     ]
   },
   "params": {
-    "cacheID": "314f52602991084b8860ad275910bcaa",
+    "cacheID": "502b1861be51e4d9e442ac4ec654f012",
     "id": null,
     "metadata": {},
     "name": "AppQuery",
     "operationKind": "query",
-    "text": "query AppQuery {\n  categories(first: 25, rootsOnly: true) {\n    nodes {\n      id\n      ...CategoryRow_category\n    }\n  }\n  ...ChatList_query\n}\n\nfragment CategoryRow_category on Category {\n  id\n  name\n  classification\n  color\n  subcategoriesCount\n  subcategories(first: 25) {\n    edges {\n      node {\n        id\n        name\n        __typename\n      }\n      cursor\n    }\n    pageInfo {\n      endCursor\n      hasNextPage\n    }\n  }\n}\n\nfragment ChatList_query on Query {\n  chats(first: 20) {\n    edges {\n      node {\n        id\n        ...ChatRow_chat\n        __typename\n      }\n      cursor\n    }\n    pageInfo {\n      endCursor\n      hasNextPage\n    }\n  }\n}\n\nfragment ChatRow_chat on Chat {\n  id\n  title\n  messageCount\n  lastMessageAt\n}\n"
+    "text": "query AppQuery {\n  categories(first: 25, rootsOnly: true) {\n    nodes {\n      id\n      ...CategoryRow_category\n    }\n  }\n  ...ChatList_query\n  ...ImportList_query\n  ...RateLimitBadge_query\n}\n\nfragment CategoryRow_category on Category {\n  id\n  name\n  classification\n  color\n  subcategoriesCount\n  subcategories(first: 25) {\n    edges {\n      node {\n        id\n        name\n        __typename\n      }\n      cursor\n    }\n    pageInfo {\n      endCursor\n      hasNextPage\n    }\n  }\n}\n\nfragment ChatList_query on Query {\n  chats(first: 20) {\n    edges {\n      node {\n        id\n        ...ChatRow_chat\n        __typename\n      }\n      cursor\n    }\n    pageInfo {\n      endCursor\n      hasNextPage\n    }\n  }\n}\n\nfragment ChatRow_chat on Chat {\n  id\n  title\n  messageCount\n  lastMessageAt\n}\n\nfragment ImportList_query on Query {\n  imports(first: 25) {\n    totalCount\n    edges {\n      node {\n        id\n        type\n        status\n        statusDetail {\n          terminal\n          publishable\n        }\n        stats {\n          rowsCount\n        }\n        __typename\n      }\n      cursor\n    }\n    pageInfo {\n      endCursor\n      hasNextPage\n    }\n  }\n}\n\nfragment RateLimitBadge_query on Query {\n  rateLimit {\n    unlimited\n    limit\n    remaining\n    resetAt\n  }\n}\n"
   }
 };
 })();
 
-node.hash = "e0d8364ad1f52bcfbb73a43307dcba61";
+node.hash = "3d86ec8ce39ba9b8a341864c6fa3b2e6";
 
 export default node;
