@@ -267,6 +267,7 @@ type ChatResolver interface {
 type ImportResolver interface {
 	Configuration(ctx context.Context, obj *model.Import) (*model.ImportConfiguration, error)
 	Stats(ctx context.Context, obj *model.Import) (*model.ImportStats, error)
+	StatusDetail(ctx context.Context, obj *model.Import) (*model.ImportStatusDetail, error)
 }
 type MutationResolver interface {
 	CreateChat(ctx context.Context, input model.CreateChatInput) (*model.CreateChatPayload, error)
@@ -3896,7 +3897,7 @@ func (ec *executionContext) _Import_statusDetail(ctx context.Context, field grap
 			return ec.fieldContext_Import_statusDetail(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.StatusDetail, nil
+			return ec.Resolvers.Import().StatusDetail(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.ImportStatusDetail) graphql.Marshaler {
@@ -3910,8 +3911,8 @@ func (ec *executionContext) fieldContext_Import_statusDetail(_ context.Context, 
 	fc = &graphql.FieldContext{
 		Object:     "Import",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_ImportStatusDetail(ctx, field)
 		},
@@ -8158,10 +8159,43 @@ func (ec *executionContext) _Import(ctx context.Context, sel ast.SelectionSet, o
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "statusDetail":
-			out.Values[i] = ec._Import_statusDetail(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Import_statusDetail(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "createdAt":
 			out.Values[i] = ec._Import_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {

@@ -20,10 +20,12 @@ func importConnection(ctx context.Context, res paging.Result[*restclient.ImportS
 	return &model.ImportConnection{Nodes: w.nodes, Edges: w.edges, PageInfo: w.info, TotalCount: w.total}
 }
 
-// importDetailsWanted reports whether the selection of the imports list
-// reads what the list does not send (configuration, stats beyond
-// rowsCount) on its imports, through nodes or edges.node.
-func importDetailsWanted(ctx context.Context) bool {
+// importLookupWanted returns what tells, for an import of the list,
+// whether the selection of the imports list reads what the list did not
+// send of it (configuration, stats beyond rowsCount, a flag of
+// statusDetail it lacks), through nodes or edges.node: the planner then
+// looks those imports up together. nil when no import needs it.
+func importLookupWanted(ctx context.Context) func(*restclient.ImportSummary) bool {
 	oc := graphql.GetOperationContext(ctx)
 	var imports []graphql.CollectedField
 	for _, f := range graphql.CollectFieldsCtx(ctx, nil) {
@@ -38,17 +40,53 @@ func importDetailsWanted(ctx context.Context) bool {
 			}
 		}
 	}
+	var details []graphql.CollectedField
 	for _, f := range imports {
 		switch f.Name {
 		case "configuration":
-			return true
+			return func(*restclient.ImportSummary) bool { return true }
 		case "stats":
 			if !wantsOnly(collect(oc, f, "ImportStats"), "rowsCount") {
-				return true
+				return func(*restclient.ImportSummary) bool { return true }
 			}
+		case "statusDetail":
+			details = append(details, collect(oc, f, "ImportStatusDetail")...)
 		}
 	}
-	return false
+	if len(details) == 0 {
+		return nil
+	}
+	return func(s *restclient.ImportSummary) bool {
+		return s.StatusDetail != nil && !detailHolds(statusDetailFromREST(s.StatusDetail), details)
+	}
+}
+
+// detailHolds reports whether d holds every flag fields read: the list
+// sends some of them only.
+func detailHolds(d *model.ImportStatusDetail, fields []graphql.CollectedField) bool {
+	for _, f := range fields {
+		var v *bool
+		switch f.Name {
+		case "uploaded":
+			v = d.Uploaded
+		case "configured":
+			v = d.Configured
+		case "terminal":
+			v = d.Terminal
+		case "cleaned":
+			v = d.Cleaned
+		case "publishable":
+			v = d.Publishable
+		case "revertable":
+			v = d.Revertable
+		default:
+			continue // __typename
+		}
+		if v == nil {
+			return false
+		}
+	}
+	return true
 }
 
 // importShown returns the show answer of an import: the one it was mapped

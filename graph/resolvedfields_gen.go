@@ -12,6 +12,7 @@ var resolvedFields = map[string]bool{
 	"Chat.messages":          true,
 	"Import.configuration":   true,
 	"Import.stats":           true,
+	"Import.statusDetail":    true,
 	"Query.categories":       true,
 	"Query.category":         true,
 	"Query.chat":             true,

@@ -104,6 +104,23 @@ func (r *importResolver) Stats(ctx context.Context, obj *model.Import) (*model.I
 	return importStatsFromREST(imp.Stats), nil
 }
 
+// StatusDetail is the resolver for the statusDetail field.
+func (r *importResolver) StatusDetail(ctx context.Context, obj *model.Import) (*model.ImportStatusDetail, error) {
+	if obj.Shown != nil {
+		return statusDetailFromREST(obj.Shown.StatusDetail), nil
+	}
+	// The list sends some flags (v0.7.1: uploaded, configured, terminal):
+	// enough when they are what is read; else one lookup.
+	if obj.StatusDetail == nil || detailHolds(obj.StatusDetail, graphql.CollectFieldsCtx(ctx, nil)) {
+		return obj.StatusDetail, nil
+	}
+	imp, err := importShown(ctx, obj)
+	if err != nil {
+		return nil, err
+	}
+	return statusDetailFromREST(imp.StatusDetail), nil
+}
+
 // CreateChat is the resolver for the createChat field.
 func (r *mutationResolver) CreateChat(ctx context.Context, input model.CreateChatInput) (*model.CreateChatPayload, error) {
 	out := &model.CreateChatPayload{ClientMutationID: input.ClientMutationID, UserErrors: []*model.UserError{}}
@@ -359,7 +376,7 @@ func (r *queryResolver) Imports(ctx context.Context, first *int, after *string, 
 	if err != nil {
 		return nil, err
 	}
-	res, err := p.Imports(ctx, f, req, importDetailsWanted(ctx))
+	res, err := p.Imports(ctx, f, req, importLookupWanted(ctx))
 	if err != nil {
 		return nil, err
 	}

@@ -34,11 +34,12 @@ func ParseImports(f ImportFilter, args paging.Args) (paging.Request, error) {
 // "meta" block). Against an older server, whose router does not know the
 // endpoint, it is an *UnsupportedError, and no call once that is known.
 //
-// The list sends no configuration and of the stats only the row count:
-// when details says the selection reads more, the window's imports are
-// looked up together (one show each, in parallel, reserved as one batch),
-// so that their fields answer from the operation's memo.
-func (l *Planner) Imports(ctx context.Context, f ImportFilter, r paging.Request, details bool) (paging.Result[*restclient.ImportSummary], error) {
+// The list sends no configuration, of the stats only the row count, and
+// some of the status detail: the imports of the window for which lookup
+// says the selection reads more are looked up together (one show each,
+// in parallel, reserved as one batch), so that their fields answer from
+// the operation's memo. A nil lookup looks nothing up.
+func (l *Planner) Imports(ctx context.Context, f ImportFilter, r paging.Request, lookup func(*restclient.ImportSummary) bool) (paging.Result[*restclient.ImportSummary], error) {
 	if l.routeMissing(restcache.TraitListImports) {
 		return paging.Result[*restclient.ImportSummary]{}, errNoImportsList
 	}
@@ -64,10 +65,18 @@ func (l *Planner) Imports(ctx context.Context, f ImportFilter, r paging.Request,
 			return paging.Page[*restclient.ImportSummary]{Items: items, Page: pg.Page, PerPage: pg.Size(len(items)), Total: pg.TotalCount}, nil
 		},
 	})
-	if err != nil || !details || len(res.Items) == 0 {
+	if err != nil || lookup == nil {
 		return res, err
 	}
-	l.lookUpImports(ctx, res.Items)
+	var wanted []*restclient.ImportSummary
+	for _, it := range res.Items {
+		if lookup(it) {
+			wanted = append(wanted, it)
+		}
+	}
+	if len(wanted) > 0 {
+		l.lookUpImports(ctx, wanted)
+	}
 	return res, nil
 }
 
