@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
@@ -30,16 +31,20 @@ func messageConnection(ctx context.Context, res paging.Result[*restclient.Messag
 	return &model.MessageConnection{Nodes: w.nodes, Edges: w.edges, PageInfo: w.info, TotalCount: w.total}
 }
 
-// chatWant tells the planner what the selection of one chat reads of its
+// chatWant tells the planner what the selection of chat id reads of its
 // messages: only the newest (messages with last and no before, or
-// lastMessageAt), or a window from the start too.
-func chatWant(ctx context.Context) planner.ChatWant {
-	return chatWantOf(graphql.GetOperationContext(ctx), graphql.CollectFieldsCtx(ctx, nil))
+// lastMessageAt), or a window from the start too, or a window that starts
+// further on (after a cursor, or before one).
+func chatWant(ctx context.Context, id string) planner.ChatWant {
+	return chatWantOf(graphql.GetOperationContext(ctx), graphql.CollectFieldsCtx(ctx, nil), id)
 }
 
-// chatWantOf is chatWant for the fields a selection reads of a chat.
-func chatWantOf(oc *graphql.OperationContext, fields []graphql.CollectedField) planner.ChatWant {
+// chatWantOf is chatWant for the fields a selection reads of a chat;
+// chatID names the chat whose message cursors the windows may hold ("":
+// unknown, no window is placed by its cursors).
+func chatWantOf(oc *graphql.OperationContext, fields []graphql.CollectedField, chatID string) planner.ChatWant {
 	wantsTail, wantsHead := false, false
+	from, froms := 0, 0
 	for _, f := range fields {
 		switch f.Name {
 		case "lastMessageAt":
@@ -48,12 +53,67 @@ func chatWantOf(oc *graphql.OperationContext, fields []graphql.CollectedField) p
 			args := f.ArgumentMap(oc.Variables)
 			if args["last"] != nil && args["before"] == nil {
 				wantsTail = true
-			} else {
-				wantsHead = true
+				continue
 			}
+			wantsHead = true
+			s := windowStart(args, chatID)
+			if froms == 0 || s != from {
+				froms++
+			}
+			from = s
 		}
 	}
-	return planner.ChatWant{NewestOnly: wantsTail && !wantsHead}
+	want := planner.ChatWant{NewestOnly: wantsTail && !wantsHead}
+	if froms == 1 && !want.NewestOnly {
+		// Every window read starts at the same message: the show asks the
+		// page holding it, which then answers the window's first page too.
+		want.From = from
+	}
+	return want
+}
+
+// windowStart returns the offset of the first message a window of a
+// chat's messages reads, as its cursors place it: after a cursor (with
+// first, or the default size), or the last n before a cursor; 0 for a
+// window from the start, or one its cursors do not place (an invalid
+// cursor is the messages field's own error, later).
+func windowStart(args map[string]any, chatID string) int {
+	if chatID == "" {
+		return 0
+	}
+	cursor := func(name string) (paging.Position, bool) {
+		c, ok := args[name].(string)
+		if !ok {
+			return paging.Position{}, false
+		}
+		p, err := paging.DecodeCursor(planner.MessageListName(chatID), c)
+		return p, err == nil
+	}
+	after, hasAfter := cursor("after")
+	before, hasBefore := cursor("before")
+	last, hasLast := intArg(args["last"])
+	switch {
+	case hasAfter && args["last"] == nil:
+		return after.Offset + 1
+	case hasBefore && hasLast && args["after"] == nil:
+		return max(before.Offset-last, 0)
+	}
+	return 0
+}
+
+// intArg reads an Int argument as gqlgen hands it over: int64 from a
+// literal, json.Number from a variable.
+func intArg(v any) (int, bool) {
+	switch n := v.(type) {
+	case int:
+		return n, true
+	case int64:
+		return int(n), true
+	case json.Number:
+		i, err := n.Int64()
+		return int(i), err == nil
+	}
+	return 0, false
 }
 
 func blankTitle() *model.UserError {
@@ -116,7 +176,7 @@ func payloadChatWant(ctx context.Context) (planner.ChatWant, bool) {
 	for _, f := range fields {
 		switch f.Name {
 		case "messageCount", "messages", "lastMessageAt":
-			return chatWantOf(oc, fields), true
+			return chatWantOf(oc, fields, ""), true
 		}
 	}
 	return planner.ChatWant{}, false
@@ -147,7 +207,10 @@ func invalidInput(err error) []*model.UserError {
 	}
 	messages := api.Details
 	if len(messages) == 0 && api.Message != "" {
-		messages = []string{api.Message}
+		// The categories controller joins the full messages of the failed
+		// validations into one ("Color is invalid, Name has already been
+		// taken"): each is a user error of its own field.
+		messages = splitFullMessages(api.Message)
 	}
 	out := []*model.UserError{}
 	for _, d := range messages {
@@ -161,6 +224,24 @@ func invalidInput(err error) []*model.UserError {
 		out = append(out, &model.UserError{Message: msg, Code: "INVALID"})
 	}
 	return out
+}
+
+// splitFullMessages splits Rails' full messages joined with ", " where
+// the next one starts with an attribute of inputFields, so that a comma
+// within one message does not split it.
+func splitFullMessages(msg string) []string {
+	var out []string
+	start := 0
+	for i := 0; i+1 < len(msg); i++ {
+		if msg[i] != ',' || msg[i+1] != ' ' {
+			continue
+		}
+		if attr, _, ok := strings.Cut(msg[i+2:], " "); ok && inputFields[attr] != "" {
+			out = append(out, msg[start:i])
+			start = i + 2
+		}
+	}
+	return append(out, msg[start:])
 }
 
 // inputFields maps the attribute a Rails validation message starts with

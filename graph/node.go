@@ -32,7 +32,7 @@ func nodeIDs(ids []string) (valid []string, bad []error, err error) {
 // fields that hand out categories (whose answers may hold the ids).
 func nodeRequest(ctx context.Context, ids []string) planner.NodeRequest {
 	oc := graphql.GetOperationContext(ctx)
-	req := planner.NodeRequest{IDs: ids, Chat: chatWantOf(oc, graphql.CollectFieldsCtx(ctx, []string{"Chat", "Node"}))}
+	req := planner.NodeRequest{IDs: ids, Chat: chatWantOf(oc, graphql.CollectFieldsCtx(ctx, []string{"Chat", "Node"}), "")}
 	for _, f := range graphql.CollectFields(oc, oc.Operation.SelectionSet, []string{"Query"}) {
 		// A deferred field may answer after node: not waited for.
 		if (f.Name == "categories" || f.Name == "category") && !f.IsDeferred() {

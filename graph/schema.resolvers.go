@@ -335,7 +335,7 @@ func (r *queryResolver) Chat(ctx context.Context, id string) (*model.Chat, error
 	if err != nil {
 		return nil, err
 	}
-	c, err := p.Chat(ctx, id, chatWant(ctx))
+	c, err := p.Chat(ctx, id, chatWant(ctx, id))
 	if err != nil {
 		return nil, err
 	}

@@ -50,16 +50,24 @@ type ChatWant struct {
 	// NewestOnly: only the newest messages (messages with last and no
 	// before, or lastMessageAt) and never a window from the start.
 	NewestOnly bool
+	// From is the offset of the first message the selection's windows
+	// read, when they all start there (after a cursor, or the last n
+	// before one); 0 for a window from the start.
+	From int
 }
 
 // Chat reads one chat with one call. Its show answer carries one page of
-// messages: the first, or when only the newest are wanted, a page past the
-// end, which the upstream answers with its last page — so the chat and its
-// newest messages come in that one call.
+// messages: the first; or when only the newest are wanted, a page past the
+// end, which the upstream answers with its last page; or the page holding
+// the first message of a window further on (want.From) — so the chat and
+// the first page its messages need come in that one call.
 func (l *Planner) Chat(ctx context.Context, id string, want ChatWant) (*restclient.Chat, error) {
 	page := 1
-	if want.NewestOnly {
+	switch {
+	case want.NewestOnly:
 		page = paging.OverflowPage
+	case want.From > 0:
+		page = want.From/l.messagesPerPage() + 1
 	}
 	c, err := l.client.GetChat(ctx, id, page)
 	if err != nil {
