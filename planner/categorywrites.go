@@ -2,7 +2,6 @@ package planner
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"time"
 
@@ -66,11 +65,7 @@ func (l *Planner) CreateCategory(ctx context.Context, req restclient.CreateCateg
 // shared stores hold of it (cached answers, the family's size) is
 // forgotten, so that the key's next read sees the write.
 func (l *Planner) categoriesWritten(err error) {
-	var (
-		api  *restclient.APIError
-		gate *restclient.GateError
-	)
-	if errors.As(err, &api) || errors.As(err, &gate) {
+	if !mayHaveWritten(err) {
 		return
 	}
 	l.memo.forget(restclient.Categories)

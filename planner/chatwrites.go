@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"suregql/paging"
@@ -64,6 +65,9 @@ func (e *OutcomeUnknownError) Unwrap() error { return e.cause }
 func (l *Planner) CreateChat(ctx context.Context, req restclient.CreateChatRequest) (Written, error) {
 	sent := time.Now()
 	created, err := l.client.CreateChat(ctx, req)
+	if strings.TrimSpace(req.Message) != "" {
+		l.awaitReply(err)
+	}
 	return l.afterWrite(ctx, created, err, "created", func(ctx context.Context) (Written, error) {
 		page, err := l.client.ListChats(ctx, 1)
 		if err != nil {
@@ -168,6 +172,7 @@ func (l *Planner) SendMessage(ctx context.Context, chatID string, req restclient
 	sent := time.Now()
 	msg, err := l.client.SendMessage(ctx, chatID, req)
 	l.chatsWritten(err)
+	l.awaitReply(err)
 	if err == nil {
 		return SentMessage{Message: msg}, nil
 	}

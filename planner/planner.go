@@ -346,16 +346,35 @@ func failureCause(err error) string {
 // sent), chat answers of this operation and in the shared cache for this
 // key are forgotten, so that the key's next read sees the write.
 func (l *Planner) chatsWritten(err error) {
-	var (
-		api  *restclient.APIError
-		gate *restclient.GateError
-	)
-	if errors.As(err, &api) || errors.As(err, &gate) {
+	if !mayHaveWritten(err) {
 		return
 	}
 	l.memo.forget(restclient.Chats)
 	if l.shared.Generations != nil {
 		l.shared.Generations.Invalidate(l.apiKey, restclient.Chats)
+	}
+}
+
+// mayHaveWritten reports whether a write that ended with err may have
+// been applied: it succeeded, or its answer was lost; not when the
+// upstream refused it (a 4xx) or nothing was sent.
+func mayHaveWritten(err error) bool {
+	var (
+		api  *restclient.APIError
+		gate *restclient.GateError
+	)
+	return !errors.As(err, &api) && !errors.As(err, &gate)
+}
+
+// awaitReply is told that this key sent a user message that ended with
+// err (a chat's first, or one more): unless the upstream certainly
+// refused it, the assistant is writing its reply, asynchronously, so the
+// shared cache keeps none of the key's chat answers for a while
+// (restcache.ReplyWait): one read meanwhile would hide the reply for the
+// cache's TTL.
+func (l *Planner) awaitReply(err error) {
+	if h, ok := l.shared.Cache.(restcache.Holder); ok && mayHaveWritten(err) {
+		h.Hold(l.apiKey, restclient.Chats, restcache.ReplyWait)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -76,6 +77,7 @@ func (c *Cache) FetchAs(ctx context.Context, key callerkey.Key, path string, fet
 	var (
 		ad     []byte
 		cached *restclient.Response
+		held   bool // answers of res are not kept for key now (Hold)
 	)
 	// The request's first cached read also brings its key's rate-limit
 	// reading, so that a hit costs one round trip in all.
@@ -86,7 +88,7 @@ func (c *Cache) FetchAs(ctx context.Context, key callerkey.Key, path string, fet
 	err := c.s.do(func(ctx context.Context) error {
 		cmds, err := c.s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			p.Get(ctx, epochKey)
-			p.HMGet(ctx, generationsKey(key), string(res), allGenerations)
+			p.HMGet(ctx, generationsKey(key), string(res), allGenerations, holdField(res))
 			p.Get(ctx, name)
 			if note != nil {
 				p.Get(ctx, rateLimitKey(key))
@@ -98,6 +100,10 @@ func (c *Cache) FetchAs(ctx context.Context, key callerkey.Key, path string, fet
 		}
 		epoch, _ := cmds[0].(*redis.StringCmd).Result()
 		gens, _ := cmds[1].(*redis.SliceCmd).Result()
+		if len(gens) == 3 {
+			held = heldAt(gens[2], time.Now())
+			gens = gens[:2]
+		}
 		ad = answerAD(name, epoch, gens)
 		if b, err := cmds[2].(*redis.StringCmd).Bytes(); err == nil {
 			cached = open(key, b, ad)
@@ -123,7 +129,7 @@ func (c *Cache) FetchAs(ctx context.Context, key callerkey.Key, path string, fet
 		ctx = restcache.WithSharedGeneration(ctx, string(ad[len(name):]))
 	}
 	resp, ferr := fetch(ctx)
-	if ferr != nil || err != nil || len(resp.Body) > MaxAnswerBytes || restclient.AwaitsReply(path, resp) {
+	if ferr != nil || err != nil || len(resp.Body) > MaxAnswerBytes || held || restclient.AwaitsReply(path, resp) {
 		return resp, ferr // an answer awaiting its reply is never kept
 	}
 	// Sealed with the generations read before the fetch: a write made
@@ -186,6 +192,35 @@ func (c *Cache) Forget(key callerkey.Key) {
 	c.bump(key, allGenerations)
 }
 
+// Hold keeps no answer of key's resource for d, on any replica
+// (restcache.Holder): the field holdField(res) of the key's generations
+// holds until when, in Unix milliseconds.
+func (c *Cache) Hold(key callerkey.Key, res restclient.Resource, d time.Duration) {
+	until := strconv.FormatInt(time.Now().Add(d).UnixMilli(), 10)
+	name := generationsKey(key)
+	_ = c.s.do(func(ctx context.Context) error {
+		_, err := c.s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.HSet(ctx, name, holdField(res), until)
+			p.Expire(ctx, name, max(c.generationsKeep(), d))
+			return nil
+		})
+		return err
+	})
+}
+
+func holdField(res restclient.Resource) string { return "hold:" + string(res) }
+
+// heldAt reports whether a hold read from Redis (Unix milliseconds, or
+// nil) is still on at now.
+func heldAt(v any, now time.Time) bool {
+	s, ok := v.(string)
+	if !ok {
+		return false
+	}
+	ms, err := strconv.ParseInt(s, 10, 64)
+	return err == nil && now.UnixMilli() < ms
+}
+
 // generationsKeep is how long a key's generations outlive its last write:
 // longer than any answer read before it is cached.
 func (c *Cache) generationsKeep() time.Duration { return 2*c.ttl + time.Minute }
@@ -211,4 +246,7 @@ func (c *Cache) bump(key callerkey.Key, field string) {
 // Stats returns the lookups answered from Redis and those passed on.
 func (c *Cache) Stats() (hits, misses int64) { return c.hits.Load(), c.misses.Load() }
 
-var _ restcache.AnswerCache = (*Cache)(nil)
+var (
+	_ restcache.AnswerCache = (*Cache)(nil)
+	_ restcache.Holder      = (*Cache)(nil)
+)

@@ -365,3 +365,55 @@ func TestTraits_Keep(t *testing.T) {
 		t.Errorf("Get after a new answer = %q, want 50", v)
 	}
 }
+
+// After a key sent a message, no replica keeps its chat answers while the
+// assistant writes the reply; its other answers are kept, and so are other
+// keys' chats. The same holds of the in-memory cache.
+func TestCache_HoldKeepsNothingOfTheResource(t *testing.T) {
+	_, a, b := replicas(t)
+	for impl, c := range map[string]struct {
+		hold   restcache.Holder
+		read   restcache.KeyedFetcher
+		key    callerkey.Key
+		other  callerkey.Key
+		holdAs callerkey.Key
+	}{
+		"memory":              {restcache.NewCache(100, time.Hour), nil, restcache.KeyOf("key-1"), restcache.KeyOf("key-2"), restcache.KeyOf("key-1")},
+		"redis, two replicas": {a.Cache(time.Hour, nil), b.Cache(time.Hour, nil), b.Keys().Key("key-1"), b.Keys().Key("key-2"), a.Keys().Key("key-1")},
+	} {
+		t.Run(impl, func(t *testing.T) {
+			read := c.read
+			if read == nil {
+				read = c.hold.(restcache.KeyedFetcher)
+			}
+			var calls atomic.Int64
+			get := func(k callerkey.Key, path string) {
+				t.Helper()
+				_, err := read.FetchAs(t.Context(), k, path, func(context.Context) (*restclient.Response, error) {
+					calls.Add(1)
+					return answer(`{"chats":[]}`), nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			c.hold.Hold(c.holdAs, restclient.Chats, time.Minute)
+			for _, tc := range []struct {
+				k     callerkey.Key
+				path  string
+				calls int64 // of two reads
+			}{
+				{c.key, "chats?page=1", 2},
+				{c.key, "categories?page=1", 1},
+				{c.other, "chats?page=1", 1},
+			} {
+				calls.Store(0)
+				get(tc.k, tc.path)
+				get(tc.k, tc.path)
+				if got := calls.Load(); got != tc.calls {
+					t.Errorf("%s: two reads fetched %d times, want %d", tc.path, got, tc.calls)
+				}
+			}
+		})
+	}
+}

@@ -22,7 +22,8 @@ type Cache struct {
 	gens *Generations
 
 	mu    sync.Mutex
-	byKey map[string]map[string]struct{} // key hash -> ids cached for it
+	byKey map[string]map[string]struct{}           // key hash -> ids cached for it
+	holds byKey[map[restclient.Resource]time.Time] // key hash -> resources not kept until
 
 	hits, misses atomic.Int64
 }
@@ -58,7 +59,7 @@ func (c *Cache) FetchAs(ctx context.Context, key callerkey.Key, path string, fet
 	if err != nil {
 		return nil, err
 	}
-	if restclient.AwaitsReply(path, resp) {
+	if restclient.AwaitsReply(path, resp) || c.held(key, path) {
 		return resp, nil // the reply is on its way: never kept
 	}
 	// The LRU calls unindex (which locks c.mu) when Add evicts: add first,
@@ -74,6 +75,27 @@ func (c *Cache) FetchAs(ctx context.Context, key callerkey.Key, path string, fet
 	ids[id] = struct{}{}
 	c.mu.Unlock()
 	return resp, nil
+}
+
+// Hold keeps no answer of key's resource for d (Holder).
+func (c *Cache) Hold(key callerkey.Key, res restclient.Resource, d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m, ok := c.holds.lru().Get(key.ID())
+	if !ok {
+		m = map[restclient.Resource]time.Time{}
+		c.holds.lru().Add(key.ID(), m)
+	}
+	m[res] = time.Now().Add(d)
+}
+
+// held reports whether answers of path's resource are not kept for key.
+func (c *Cache) held(key callerkey.Key, path string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m, _ := c.holds.lru().Peek(key.ID())
+	until, ok := m[restclient.ResourceOf(path)]
+	return ok && time.Now().Before(until)
 }
 
 // Invalidate forgets key's cached answers of a resource after

@@ -176,6 +176,7 @@ var (
 	_ RateLimitStore  = (*RateLimits)(nil)
 	_ FamilySizeStore = (*FamilySizes)(nil)
 	_ AnswerCache     = (*Cache)(nil)
+	_ Holder          = (*Cache)(nil)
 	_ Invalidator     = (*Generations)(nil)
 	_ KeyedFetcher    = (*Coalescer)(nil)
 )

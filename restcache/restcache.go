@@ -100,6 +100,20 @@ type AnswerCache interface {
 	Stats() (hits, misses int64)
 }
 
+// Holder is an AnswerCache that can be told not to keep a key's answers
+// of a resource for a while: the upstream is about to change them by
+// itself (the assistant's reply to a message, written asynchronously), so
+// an answer read meanwhile would hide the change for the cache's TTL.
+type Holder interface {
+	Hold(key callerkey.Key, res restclient.Resource, d time.Duration)
+}
+
+// ReplyWait is how long a key's chat answers are not kept after it sent a
+// message: Sure's assistant replies within seconds, a long tool-using
+// answer within a minute or two. A chat shown awaiting its reply past it
+// is still never kept (restclient.AwaitsReply).
+const ReplyWait = 2 * time.Minute
+
 // Invalidator is told of a key's write to a resource ("chats"), after
 // which no read of that key may be answered from before it.
 type Invalidator interface {
