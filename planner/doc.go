@@ -32,7 +32,8 @@
 //	                              | the rest: one show each, in parallel                   | 1 each
 //	Chats (a window)              | fewest fixed pages of 20                               | 1–2 typically
 //	Chat by id                    | one show; page past the end when only the newest       | 1
-//	                              |   messages are read (the upstream answers its last)    |
+//	                              |   messages are read (the upstream answers its last),   |
+//	                              |   or the page where the window starts (after a cursor) |
 //	Messages of a chat            | empty by arithmetic (the count is current)             | 0
 //	                              | the page the show answer carried                       | 0
 //	                              | otherwise the fewest fixed pages (20; 50 before        | 1–2 typically
