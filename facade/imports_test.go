@@ -338,11 +338,11 @@ func TestImports_WalkedForwardAndBackward(t *testing.T) {
 		{"status complete", "complete", "", 20},
 		{"type TransactionImport", "", "TransactionImport", 7},
 		{"status failed and type TradeImport", "failed", "TradeImport", 1},
-		{"a status no import has", "archived", "", 5},
+		{"a type no import has", "reverting", "NoSuchImport", 5},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			want := fakeImportList(t, e, key, tc.status, tc.typ)
-			if tc.status != "archived" && len(want) == 0 {
+			if tc.typ != "NoSuchImport" && len(want) == 0 {
 				t.Fatalf("the fake lists no import of %s %s", tc.status, tc.typ)
 			}
 			for _, imp := range want {
@@ -359,7 +359,10 @@ func TestImports_WalkedForwardAndBackward(t *testing.T) {
 			}
 			if len(want) == 0 {
 				var out struct{ Imports importConn }
-				vars := map[string]any{"first": tc.n, "status": tc.status}
+				vars := map[string]any{"first": tc.n}
+				for k, v := range filter {
+					vars[k] = v
+				}
 				r := e.ok(key, importsPage, vars, &out)
 				wantCalls(t, r, 1)
 				if out.Imports.TotalCount != 0 || len(out.Imports.Nodes) != 0 || out.Imports.PageInfo.HasNextPage || out.Imports.PageInfo.HasPreviousPage {
@@ -490,4 +493,33 @@ func containsAll(s string, subs ...string) bool {
 		}
 	}
 	return true
+}
+
+// A filter no import can match (a status Sure does not have, a type that
+// is no class name, a huge string) is the caller's to fix: BAD_USER_INPUT
+// naming the argument, at no call.
+func TestImports_FiltersCheckedLocally(t *testing.T) {
+	e := newEnv(t)
+	q := `query($s: String, $t: String) { imports(first: 5, status: $s, type: $t) { totalCount } }`
+	for _, tc := range []struct {
+		name, arg string
+		vars      map[string]any
+	}{
+		{"unknown status", "status", map[string]any{"s": "bogus"}},
+		{"status in capitals", "status", map[string]any{"s": "COMPLETE"}},
+		{"huge status", "status", map[string]any{"s": strings.Repeat("x", 20_000)}},
+		{"type with a NUL", "type", map[string]any{"t": "Transaction\x00Import"}},
+		{"type with a query string", "type", map[string]any{"t": "A&status=complete"}},
+		{"huge type", "type", map[string]any{"t": "T" + strings.Repeat("x", 100)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := e.do(restclienttest.LargeFamilyKey, q, tc.vars)
+			wantCalls(t, r, 0)
+			if got := wantError(t, r, "BAD_USER_INPUT"); got.Extensions["argument"] != tc.arg {
+				t.Errorf("argument = %v, want %s", got.Extensions["argument"], tc.arg)
+			}
+		})
+	}
+	var out struct{ Imports struct{ TotalCount int } }
+	e.ok(restclienttest.LargeFamilyKey, q, map[string]any{"s": "revert_failed", "t": "TransactionImport"}, &out)
 }

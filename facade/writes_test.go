@@ -739,3 +739,33 @@ func TestSendChatMessage_ReadInFlightIsNotShared(t *testing.T) {
 		})
 	}
 }
+
+// Text Sure's database cannot store (a NUL byte) would fail upstream with a
+// 500, read as a write whose outcome is unknown: it is a user error of its
+// field, at no call.
+func TestWrites_UnstorableTextIsAUserError(t *testing.T) {
+	e := newEnv(t)
+	key := restclienttest.DemoKey
+	chat := e.upstream.Chats(key)[0]
+	for _, tc := range []struct {
+		name, query string
+		in          map[string]any
+		field       string
+	}{
+		{"a message", sendMessage, map[string]any{"chatId": chat.ID, "content": "hello\x00there"}, "content"},
+		{"a category's name", createCategory, map[string]any{"name": "Pets\x00"}, "name"},
+		{"a category's icon", createCategory, map[string]any{"name": "Pets", "icon": "paw\x00"}, "icon"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := e.do(key, tc.query, map[string]any{"in": tc.in})
+			wantCalls(t, r, 0)
+			if len(r.errs) > 0 {
+				t.Fatalf("errors %v, want a user error", r.errs)
+			}
+			want := `{"field":["input","` + tc.field + `"]`
+			if !strings.Contains(string(r.data), want) || !strings.Contains(string(r.data), `"code":"INVALID"`) {
+				t.Errorf("data = %s, want an INVALID user error of input.%s", r.data, tc.field)
+			}
+		})
+	}
+}

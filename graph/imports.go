@@ -107,8 +107,17 @@ func importShown(ctx context.Context, obj *model.Import) (*restclient.Import, er
 func createCategoryRequest(in model.CreateCategoryInput) (restclient.CreateCategoryRequest, []*model.UserError) {
 	req := restclient.CreateCategoryRequest{Name: strings.TrimSpace(in.Name)}
 	var errs []*model.UserError
-	if req.Name == "" {
+	switch {
+	case req.Name == "":
 		errs = append(errs, &model.UserError{Field: []string{"input", "name"}, Message: "Name can't be blank", Code: "BLANK"})
+	case unstorable(req.Name):
+		errs = append(errs, unstorableError("name"))
+	}
+	if in.Color != nil && unstorable(*in.Color) {
+		errs = append(errs, unstorableError("color"))
+	}
+	if in.Icon != nil && unstorable(*in.Icon) {
+		errs = append(errs, unstorableError("icon"))
 	}
 	if in.Color != nil {
 		req.Color = *in.Color
@@ -124,4 +133,14 @@ func createCategoryRequest(in model.CreateCategoryInput) (restclient.CreateCateg
 		req.ParentID = id
 	}
 	return req, errs
+}
+
+// unstorable reports whether s holds a NUL byte, which Sure's database
+// (PostgreSQL) refuses in text: the upstream would fail with a 500, which
+// reads as a write whose outcome is unknown.
+func unstorable(s string) bool { return strings.IndexByte(s, 0) >= 0 }
+
+// unstorableError is the user error of an input field unstorable refuses.
+func unstorableError(field string) *model.UserError {
+	return &model.UserError{Field: []string{"input", field}, Message: field + " holds a NUL character, which Sure cannot store", Code: "INVALID"}
 }

@@ -187,8 +187,11 @@ func (r *mutationResolver) SendChatMessage(ctx context.Context, input model.Send
 			Field: []string{"input", "chatId"}, Message: "chatId is not a valid chat id (a UUID)", Code: "INVALID_ID",
 		})
 	}
-	if strings.TrimSpace(input.Content) == "" {
+	switch {
+	case strings.TrimSpace(input.Content) == "":
 		out.UserErrors = append(out.UserErrors, &model.UserError{Field: []string{"input", "content"}, Message: "Content can't be blank", Code: "BLANK"})
+	case unstorable(input.Content):
+		out.UserErrors = append(out.UserErrors, unstorableError("content"))
 	}
 	if len(out.UserErrors) > 0 {
 		return out, nil

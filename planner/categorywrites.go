@@ -2,6 +2,7 @@ package planner
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"time"
 
@@ -21,9 +22,11 @@ type CreatedCategory struct {
 // endpoint, it is an *UnsupportedError, and no call once that is known.
 // Everything this operation and the shared stores hold of the key's
 // family is forgotten, so that the key's next read sees the new category.
-// When the answer is lost, one read of the family's first page settles
-// it: a category of that name (names are unique per family) created since
-// the request was sent.
+// When the answer is lost, one read settles it: a category of that name
+// (names are unique per family) created since the request was sent, in
+// its parent's children or the roots; when that list is longer than the
+// page read, its absence proves nothing (the outcome stays unknown,
+// unchecked).
 func (l *Planner) CreateCategory(ctx context.Context, req restclient.CreateCategoryRequest) (CreatedCategory, error) {
 	if l.routeMissing(restcache.TraitCreateCategory) {
 		return CreatedCategory{}, errNoCreateCategory
@@ -41,7 +44,10 @@ func (l *Planner) CreateCategory(ctx context.Context, req restclient.CreateCateg
 	}
 	found, confirmed, err := settle(ctx, err, &OutcomeUnknownError{Action: "created", Object: "category"},
 		func(ctx context.Context) (*restclient.Category, bool, error) {
-			page, err := l.client.ListCategories(ctx, restclient.ListCategoriesOptions{Page: 1, PerPage: familyPerPage})
+			// The narrowest list that holds it: the parent's children, or
+			// the roots. A list longer than its page is no proof of absence.
+			opts := restclient.ListCategoriesOptions{Page: 1, PerPage: familyPerPage, ParentID: req.ParentID, RootsOnly: req.ParentID == ""}
+			page, err := l.client.ListCategories(ctx, opts)
 			if err != nil {
 				return nil, false, err
 			}
@@ -49,6 +55,9 @@ func (l *Planner) CreateCategory(ctx context.Context, req restclient.CreateCateg
 				if c := &page.Categories[i]; strings.EqualFold(c.Name, strings.TrimSpace(req.Name)) && !c.CreatedAt.Before(sent.Add(-clockSkew)) {
 					return c, true, nil
 				}
+			}
+			if page.Pagination.TotalCount > len(page.Categories) {
+				return nil, false, errUnsettled
 			}
 			return nil, false, nil
 		})
@@ -82,3 +91,7 @@ func (l *Planner) categoriesWritten(err error) {
 		l.shared.Generations.Invalidate(l.apiKey, restclient.Categories)
 	}
 }
+
+// errUnsettled: the read that looked for a write's effect could not see
+// all of where it would be.
+var errUnsettled = errors.New("planner: the read did not cover where the write would show")

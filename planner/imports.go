@@ -2,8 +2,12 @@ package planner
 
 import (
 	"context"
+	"net/url"
+	"slices"
+	"strings"
 	"sync"
 
+	"suregql/badinput"
 	"suregql/paging"
 	"suregql/restcache"
 	"suregql/restclient"
@@ -18,15 +22,50 @@ type ImportFilter struct {
 
 // List names the list for cursors: a cursor is valid only on the list
 // (and filter) it was made for.
-func (f ImportFilter) List() string { return "imports?status=" + f.Status + "&type=" + f.Type }
+func (f ImportFilter) List() string {
+	return "imports?" + url.Values{"status": {f.Status}, "type": {f.Type}}.Encode()
+}
 
 // DefaultImportPage is the window of the imports list when neither first
 // nor last is given.
 const DefaultImportPage = 25
 
-// ParseImports checks the imports list's arguments locally.
+// ImportStatuses are the states of an import (Sure's Import#status): a
+// status filter names one of them.
+var ImportStatuses = []string{"pending", "importing", "complete", "failed", "reverting", "revert_failed"}
+
+// maxImportType bounds the type filter: a Ruby class name such as
+// TransactionImport.
+const maxImportType = 64
+
+// ParseImports checks the imports list's arguments locally: the window, a
+// status Sure has, and a type that can be a class name (letters, digits,
+// "::"); anything else matches no import and costs no call, as a
+// *badinput.Error.
 func ParseImports(f ImportFilter, args paging.Args) (paging.Request, error) {
+	if f.Status != "" && !slices.Contains(ImportStatuses, f.Status) {
+		return paging.Request{}, badinput.New("status", badinput.Quote(f.Status)+" is not an import status: one of "+strings.Join(ImportStatuses, ", "))
+	}
+	if f.Type != "" && !className(f.Type) {
+		return paging.Request{}, badinput.New("type", badinput.Quote(f.Type)+" is not an import type such as TransactionImport")
+	}
 	return paging.Parse(f.List(), args, DefaultImportPage)
+}
+
+// className reports whether s can name a Ruby class (Sure's import types
+// are its Import subclasses).
+func className(s string) bool {
+	if len(s) > maxImportType || s[0] < 'A' || s[0] > 'Z' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+		if !letter && (c < '0' || c > '9') && c != '_' && c != ':' {
+			return false
+		}
+	}
+	return true
 }
 
 // Imports answers a window of the family's imports (newest first) with the

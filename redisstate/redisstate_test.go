@@ -350,7 +350,7 @@ func TestTraits_SharedByReplicas(t *testing.T) {
 // it: a server gets upgraded.
 func TestTraits_Keep(t *testing.T) {
 	c := &clock{now: time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)}
-	tr := &restcache.Traits{Now: c.Now}
+	tr := &restcache.Traits{Clock: c.Now}
 	tr.Learn(restcache.TraitMessagesPerPage, "20")
 	c.Add(restcache.TraitKeep)
 	if v, ok := tr.Get(restcache.TraitMessagesPerPage); !ok || v != "20" {
@@ -415,5 +415,31 @@ func TestCache_HoldKeepsNothingOfTheResource(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Each trait ages on its own: one no answer shows again (an endpoint known
+// to be missing is not called) is forgotten TraitKeep after it was seen,
+// however often the replicas renew the others.
+func TestTraits_EachAgesOnItsOwn(t *testing.T) {
+	srv := redistest.Start(t)
+	c := &clock{now: time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)}
+	a, b := open(t, srv, redisstate.Options{Now: c.Now}), open(t, srv, redisstate.Options{Now: c.Now})
+	const upstream = "https://sure.example.com/api/v1"
+	ta := a.Traits(upstream)
+	ta.Learn(restcache.TraitListImports, restcache.TraitAbsent)
+	for range 4 {
+		c.Add(restcache.TraitKeep / 3)
+		ta.Learn(restcache.TraitClassification, restcache.TraitAbsent) // an answer shows it again
+	}
+	tb := b.Traits(upstream)
+	if v, ok := tb.Get(restcache.TraitListImports); ok {
+		t.Errorf("a trait seen %s ago is still known: %q", 4*restcache.TraitKeep/3, v)
+	}
+	if v, ok := tb.Get(restcache.TraitClassification); !ok || v != restcache.TraitAbsent {
+		t.Errorf("a trait seen just now: (%q, %t), want (%q, true)", v, ok, restcache.TraitAbsent)
+	}
+	if v, ok := ta.Get(restcache.TraitListImports); ok {
+		t.Errorf("the replica that learnt it still knows it: %q", v)
 	}
 }

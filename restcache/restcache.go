@@ -112,7 +112,7 @@ type Holder interface {
 // message: Sure's assistant replies within seconds, a long tool-using
 // answer within a minute or two. A chat shown awaiting its reply past it
 // is still never kept (restclient.AwaitsReply).
-const ReplyWait = 2 * time.Minute
+const ReplyWait = restclient.ReplyWindow
 
 // Invalidator is told of a key's write to a resource ("chats"), after
 // which no read of that key may be answered from before it.

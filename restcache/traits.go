@@ -52,8 +52,8 @@ const TraitKeep = 10 * time.Minute
 type Traits struct {
 	mu     sync.Mutex
 	values map[string]trait
-	// Now is the clock of the keep time; nil means time.Now.
-	Now func() time.Time
+	// Clock is the clock of the keep time; nil means time.Now.
+	Clock func() time.Time
 }
 
 type trait struct {
@@ -62,8 +62,8 @@ type trait struct {
 }
 
 func (t *Traits) now() time.Time {
-	if t.Now != nil {
-		return t.Now()
+	if t.Clock != nil {
+		return t.Clock()
 	}
 	return time.Now()
 }
@@ -79,17 +79,30 @@ func (t *Traits) Get(name string) (string, bool) {
 	return v.value, true
 }
 
-// Learn records value for trait, seen now. It reports whether that
-// changes what was known (a shared store then passes it on).
-func (t *Traits) Learn(name, value string) { t.learn(name, value) }
+// Learn records value for trait, seen now.
+func (t *Traits) Learn(name, value string) { t.learn(name, value, t.now()) }
 
-func (t *Traits) learn(name, value string) (changed bool) {
+// LearnSeen records value for trait as an answer showed it at seen (a
+// shared store's copy keeps its age), unless what is known was seen
+// later.
+func (t *Traits) LearnSeen(name, value string, seen time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if old, ok := t.values[name]; ok && old.seen.After(seen) {
+		return
+	}
+	if t.values == nil {
+		t.values = map[string]trait{}
+	}
+	t.values[name] = trait{value: value, seen: seen}
+}
+
+func (t *Traits) learn(name, value string, now time.Time) (changed bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.values == nil {
 		t.values = map[string]trait{}
 	}
-	now := t.now()
 	old, ok := t.values[name]
 	// Unchanged and seen lately: nothing to pass on. Refreshed at half its
 	// keep time, so that a shared store's copy does not expire while
@@ -102,5 +115,6 @@ func (t *Traits) learn(name, value string) (changed bool) {
 }
 
 // Changed is Learn for stores that pass what changed on (redisstate): it
-// records value and reports whether it was news.
-func (t *Traits) Changed(name, value string) bool { return t.learn(name, value) }
+// records value, seen at now, and reports whether it was news (a new
+// value, or one last passed on half its keep time ago).
+func (t *Traits) Changed(name, value string, now time.Time) bool { return t.learn(name, value, now) }

@@ -180,6 +180,9 @@ type errorBody struct {
 	Error   string          `json:"error"`
 	Message string          `json:"message"`
 	Details json.RawMessage `json:"details"`
+	// Errors is the list of messages some controllers send instead of
+	// details ({"error":"validation_failed","errors":[…]}).
+	Errors json.RawMessage `json:"errors"`
 }
 
 // checkResponse returns nil for 2xx answers and a typed error otherwise.
@@ -208,6 +211,9 @@ func checkResponse(op string, resp *http.Response, body []byte, now time.Time) e
 		return &UnavailableError{Op: op, Status: resp.StatusCode, Err: cause, NotSure: resp.StatusCode < 500, NoRoute: noRoute}
 	}
 	ae := APIError{Op: op, StatusCode: resp.StatusCode, Code: eb.Error, Message: eb.Message, Details: parseDetails(eb.Details), NoRoute: noRoute}
+	if len(ae.Details) == 0 {
+		ae.Details = parseDetails(eb.Errors)
+	}
 	if resp.StatusCode == http.StatusTooManyRequests {
 		return &RateLimitError{APIError: ae, RetryAfter: retryAfter(resp.Header, now)}
 	}

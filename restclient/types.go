@@ -271,10 +271,16 @@ func (t *ToolCall) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
+// ReplyWindow is how long after a chat's newest message changed the
+// assistant may still be writing (Sure streams its reply into a message it
+// saved at the first chunk, and no answer says whether it is done).
+const ReplyWindow = 2 * time.Minute
+
 // AwaitsReply reports whether resp, the answer of a GET at path (relative
-// to /api/v1), is a chat whose newest message is the user's, with no
-// error: the assistant's reply is still to be written (asynchronously, by
-// the server), so the answer is about to change and must not be kept.
+// to /api/v1), is a chat whose assistant is still to write, or still
+// writing, its reply: its newest message is the user's, with no error, or
+// changed less than ReplyWindow ago. The answer is about to change (by
+// the server, asynchronously) and must not be kept.
 func AwaitsReply(path string, resp *Response) bool {
 	if Endpoint(http.MethodGet, path) != "GET /api/v1/chats/{id}" || resp == nil || resp.Status != http.StatusOK {
 		return false
@@ -285,5 +291,8 @@ func AwaitsReply(path string, resp *Response) bool {
 	}
 	p := c.MessagePage(0)
 	newest := &c.Messages[len(c.Messages)-1]
-	return p.HoldsNewest() && newest.Role == "user"
+	if !p.HoldsNewest() {
+		return false
+	}
+	return newest.Role == "user" || time.Since(newest.UpdatedAt) < ReplyWindow
 }

@@ -82,6 +82,7 @@ func (s *Server) ask(u *user, ch *chat, content, model string, now time.Time) *m
 	m := &message{id: s.mint("message"), content: content, model: model, createdAt: now, updatedAt: now}
 	ch.insert(m)
 	ch.updatedAt = now
+	ch.errMsg = "" // Chat#ask_assistant_later clears the last error
 	if s.assistantDelay >= 0 {
 		u.pending = append(u.pending, pendingReply{chat: ch, question: m, due: now.Add(s.assistantDelay)})
 	}
