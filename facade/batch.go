@@ -36,9 +36,13 @@ import (
 // per-operation counter); a call answered from the memo counts for the
 // operation that sent it.
 //
-// Each operation is parsed, validated, limited (document limits,
-// complexity, the cost guard, the response size) and observed (log line,
-// metrics, span) on its own; the errors of one do not fail the others. The
+// Each operation is parsed, validated, limited by the document limits and
+// the cost guard, and observed (log line, metrics, span) on its own; the
+// errors of one do not fail the others. The complexity limit and the
+// response cap hold for the batch as a whole (querylimit.WithBatch): each
+// operation is refused (QUERY_LIMIT_EXCEEDED, or RESPONSE_TOO_LARGE for
+// its answer) when it would take the batch past them, so that a batch
+// costs the server no more work nor bytes than one operation may. The
 // whole body stays under the body limit, and the request's deadline (the
 // operation timeout) covers the batch: an operation not started by then
 // answers UPSTREAM_UNAVAILABLE (reason "timeout") without running.
@@ -121,7 +125,8 @@ func decodeBatch(body []byte, maxBatch int) ([]*graphql.RawParams, *batchProblem
 // time. Under application/graphql-response+json an element refused before
 // execution has no "data" entry, as it would alone.
 func answerBatch(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor, batch []*graphql.RawParams, media string) {
-	ctx := r.Context()
+	// One complexity limit and one response cap for the whole batch.
+	ctx := querylimit.WithBatch(r.Context())
 	w.WriteHeader(http.StatusOK)
 	_, _ = io.WriteString(w, "[")
 	for i, params := range batch {

@@ -163,7 +163,7 @@ func New(cfg Config) http.Handler {
 		cfg.Metrics.WatchShared(cfg.Redis)
 	}
 	mux := http.NewServeMux()
-	gql := cacheHeaders(http.MaxBytesHandler(withDeadline(cfg.OperationTimeout, overHTTP(log, cfg.Metrics, cfg.MaxBatch, planner.Middleware(shared, srv))), maxBodyBytes))
+	gql := cacheHeaders(http.MaxBytesHandler(withDeadline(cfg.OperationTimeout, overHTTP(log, cfg.Metrics, cfg.MaxBatch, planner.Middleware(shared, withPendingQueries(srv)))), maxBodyBytes))
 	if len(cfg.CORSOrigins) > 0 {
 		// Outermost, so that a preflight is answered before the method
 		// checks and gqlgen's own OPTIONS answer, and so that refusals (405,
@@ -258,7 +258,9 @@ func newGraphQLServer(cfg Config, log *slog.Logger) *handler.Server {
 	if cfg.Redis != nil {
 		persisted = cfg.Redis.PersistedQueries(persisted, limits.Limits().MaxBytes, 0)
 	}
-	srv.Use(extension.AutomaticPersistedQuery{Cache: persisted})
+	// Registered once the upstream accepted the request's key (persisted.go).
+	srv.Use(extension.AutomaticPersistedQuery{Cache: acceptedKeysOnly{store: persisted}})
+	srv.AroundResponses(registerPersisted(persisted))
 	srv.Use(limits)
 	srv.Use(&querylimit.ComplexityLimit{Max: complexityLimit})
 	srv.SetErrorPresenter(graph.ErrorPresenter(log))

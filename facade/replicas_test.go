@@ -373,3 +373,41 @@ func TestReplicas_ShareWhatTheUpstreamIs(t *testing.T) {
 	wantCalls(t, r, 0)
 	wantError(t, r, "UNSUPPORTED_BY_UPSTREAM")
 }
+
+// A persisted query is registered once the upstream accepted the request's
+// key, never before: without a key, or with one the upstream refuses, the
+// query is answered (or refused) but nothing is stored, in Redis or in
+// the replica, and Redis does not grow.
+func TestReplicas_PersistedQueriesOfAcceptedKeysOnly(t *testing.T) {
+	c := newCluster(t, 2, 0)
+	r1, r2 := c.replicas[0], c.replicas[1]
+	before, err := c.redis.Dump(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, key := range []string{"", "not-a-key-the-upstream-knows"} {
+		q := fmt.Sprintf(`query Stranger%d { categories(first: 1) { totalCount } }`, i)
+		persisted(t, r1, key, q, true)
+		if r := persisted(t, r1, restclienttest.DemoKey, q, false); firstCode(r) != "PERSISTED_QUERY_NOT_FOUND" {
+			t.Errorf("key %q: its query was registered (%s)", key, r.raw)
+		}
+	}
+	after, err := c.redis.Dump(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name := range after {
+		if _, ok := before[name]; !ok && strings.Contains(name, "apq") {
+			t.Errorf("Redis holds %s after strangers' registrations", name)
+		}
+	}
+
+	// An accepted key's query is registered, for every replica.
+	const q = `query Accepted { categories(first: 1) { totalCount } }`
+	if r := persisted(t, r1, restclienttest.DemoKey, q, true); firstCode(r) != nil {
+		t.Fatalf("registering: %s", r.raw)
+	}
+	if r := persisted(t, r2, restclienttest.OtherFamilyKey, q, false); firstCode(r) != nil || r.body["data"] == nil {
+		t.Errorf("by hash on the other replica: %s, want data", r.raw)
+	}
+}

@@ -214,6 +214,10 @@ func For(ctx context.Context) (*Planner, error) {
 	return l, nil
 }
 
+// Key returns what the stores know the caller by: a keyed hash of its
+// key (and, with Redis, a cipher derived from it), never the key itself.
+func (l *Planner) Key() callerkey.Key { return l.apiKey }
+
 // KeyError returns why the request's key cannot be used, or nil.
 func (l *Planner) KeyError() error { return l.keyErr }
 

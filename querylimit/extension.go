@@ -258,6 +258,12 @@ func (c *ComplexityLimit) MutateOperationContext(ctx context.Context, opCtx *gra
 	if cost > c.Max {
 		return (&Exceeded{Limit: LimitComplexity, Max: c.Max, Actual: cost}).GQLError()
 	}
+	if b := batchOf(ctx); b != nil {
+		// Aliases count each: each is marshalled, though answered once.
+		if total, ok := b.spend(&b.complexity, cost, c.Max); !ok {
+			return (&Exceeded{Limit: LimitComplexity, Max: c.Max, Actual: total, Batch: true}).GQLError()
+		}
+	}
 	return nil
 }
 
@@ -272,15 +278,26 @@ func (c *ComplexityLimit) complexity(ctx context.Context, opCtx *graphql.Operati
 // no proxy buffers) a huge body. It runs after execution, once the data
 // is built: the complexity limit has already bounded what execution may
 // build, so this caps the body, not the work. The field errors of the
-// dropped data go with it (they point into it, and may be many).
+// dropped data go with it (they point into it, and may be many). In a
+// batch (WithBatch), maxBytes bounds the data of all its answers together:
+// an answer past what the earlier ones left is replaced the same way.
 func LimitResponse(maxBytes int) graphql.ResponseMiddleware {
 	return func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 		resp := next(ctx)
-		if resp == nil || len(resp.Data) <= maxBytes {
+		if resp == nil {
 			return resp
 		}
-		err := gqlerror.Errorf("the answer would be %d bytes of data; the limit is %d: ask for fewer items or fields", len(resp.Data), maxBytes)
-		err.Extensions = map[string]any{"code": CodeResponseTooLarge, "max": maxBytes, "actual": len(resp.Data)}
+		actual, ok := len(resp.Data), len(resp.Data) <= maxBytes
+		msg := "the answer would be %d bytes of data; the limit is %d: ask for fewer items or fields"
+		if b := batchOf(ctx); b != nil && ok {
+			actual, ok = b.spend(&b.bytes, len(resp.Data), maxBytes)
+			msg = "the batch's answers would be %d bytes of data; the limit is %d for the whole batch: ask for fewer items, fields or operations"
+		}
+		if ok {
+			return resp
+		}
+		err := gqlerror.Errorf(msg, actual, maxBytes)
+		err.Extensions = map[string]any{"code": CodeResponseTooLarge, "max": maxBytes, "actual": actual}
 		return &graphql.Response{Errors: gqlerror.List{err}, Extensions: resp.Extensions}
 	}
 }

@@ -141,6 +141,9 @@ const (
 type Exceeded struct {
 	Limit string // one of the Limit* names
 	Max   int
+	// Batch: the limit holds for the operations of a batch together, and
+	// this one would take them past it (Actual is their total).
+	Batch bool
 	// Actual is what the request has, or 0 when the check stopped before
 	// knowing (the parser stops at the token limit; a fragment cycle
 	// stops the count).
@@ -169,6 +172,9 @@ func (e *Exceeded) Error() string {
 	actual := fmt.Sprint(e.Actual)
 	if e.Actual <= 0 {
 		actual = fmt.Sprintf("more than %d", e.Max)
+	}
+	if e.Batch {
+		return fmt.Sprintf("with this operation, the batch's operations together have %s %s; the limit is %d for the whole batch", e.Limit, actual, e.Max)
 	}
 	return fmt.Sprintf(what, actual, e.Max)
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/redis/go-redis/v9"
 
 	"suregql/callerkey"
 )
@@ -69,15 +70,57 @@ func (q *PersistedQueries) Get(ctx context.Context, hash string) (string, bool) 
 	return query, found
 }
 
-// Add implements graphql.Cache: here and in Redis.
+// Bounds of the persisted queries in Redis: what one key may register, and
+// all keys together, within a TTL; past them a query is kept in this
+// process only (and registered again by its client when another replica
+// misses it). Without them, registrations could fill Redis and, under its
+// eviction policy, push out cached answers and rate-limit knowledge.
+const (
+	MaxPersistedBytesPerKey = 1 << 20  // 1 MiB: a client's few dozen documents
+	MaxPersistedBytes       = 64 << 20 // 64 MiB for every key together
+)
+
+// Add implements graphql.Cache: here only. Queries reach Redis through
+// AddFor, which knows whose they are and bounds them.
 func (q *PersistedQueries) Add(ctx context.Context, hash, query string) {
+	q.local.Add(ctx, hash, query)
+}
+
+// AddFor registers a query for the caller key: here, and in Redis while
+// key's registrations and everybody's stay within MaxPersistedBytesPerKey
+// and MaxPersistedBytes over the TTL (counters that expire with it).
+func (q *PersistedQueries) AddFor(ctx context.Context, key callerkey.Key, hash, query string) {
 	q.local.Add(ctx, hash, query)
 	if len(query) > q.maxBytes {
 		return
 	}
 	name := q.name(hash)
 	sealed := callerkey.Seal(q.s.ring.Cipher(hash), []byte(query), []byte(name))
-	_ = q.s.do(func(ctx context.Context) error { return q.s.rdb.Set(ctx, name, sealed, q.ttl).Err() })
+	perKey, total := prefix+"apqbytes:"+key.ID(), prefix+"apqbytes"
+	n := int64(len(sealed))
+	_ = q.s.do(func(ctx context.Context) error {
+		var mine, all *redis.IntCmd
+		_, err := q.s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			mine = p.IncrBy(ctx, perKey, n)
+			p.ExpireNX(ctx, perKey, q.ttl)
+			all = p.IncrBy(ctx, total, n)
+			p.ExpireNX(ctx, total, q.ttl)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if mine.Val() > MaxPersistedBytesPerKey || all.Val() > MaxPersistedBytes {
+			// Over a bound: give the bytes back, keep the query here only.
+			_, err := q.s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+				p.DecrBy(ctx, perKey, n)
+				p.DecrBy(ctx, total, n)
+				return nil
+			})
+			return err
+		}
+		return q.s.rdb.Set(ctx, name, sealed, q.ttl).Err()
+	})
 }
 
 var _ graphql.Cache[string] = (*PersistedQueries)(nil)

@@ -3,6 +3,7 @@ package redisstate_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -210,9 +211,35 @@ func TestPersistedQueries_SharedByReplicas(t *testing.T) {
 	if _, ok := qb.Get(t.Context(), hash); ok {
 		t.Fatal("an unregistered hash was found")
 	}
-	qa.Add(t.Context(), hash, query)
+	qa.AddFor(t.Context(), a.Keys().Key("key-1"), hash, query)
 	if got, ok := qb.Get(t.Context(), hash); !ok || got != query {
 		t.Errorf("replica 2 Get = (%q, %t), want replica 1's query", got, ok)
+	}
+}
+
+// What one key may register in Redis is bounded, and so is everybody's:
+// past the bound a query is kept by its own replica only.
+func TestPersistedQueries_BoundedPerKey(t *testing.T) {
+	_, a, b := replicas(t)
+	qa := a.PersistedQueries(querylimit.NewPersistedQueryCache(8<<20, 1<<16), 1<<16, time.Hour)
+	qb := b.PersistedQueries(querylimit.NewPersistedQueryCache(8<<20, 1<<16), 1<<16, time.Hour)
+	key := a.Keys().Key("key-1")
+	query := "{ categories { totalCount } }" + strings.Repeat(" ", 60_000)
+	shared := 0
+	for i := range 40 { // 2.4 MB asked
+		hash := fmt.Sprintf("hash-%02d", i)
+		qa.AddFor(t.Context(), key, hash, query)
+		if _, ok := qb.Get(t.Context(), hash); ok {
+			shared++
+		}
+	}
+	if got, max := shared*len(query), redisstate.MaxPersistedBytesPerKey; got > max || shared == 0 {
+		t.Errorf("%d queries (%d bytes) reached Redis, want some, at most %d bytes", shared, got, max)
+	}
+	// Another key still may.
+	qa.AddFor(t.Context(), a.Keys().Key("key-2"), "hash-other", "{ chats { totalCount } }")
+	if _, ok := qb.Get(t.Context(), "hash-other"); !ok {
+		t.Error("another key's query did not reach Redis")
 	}
 }
 
@@ -228,7 +255,7 @@ func TestDumpRevealsNothing(t *testing.T) {
 	c.Invalidate(key, restclient.Chats)
 	a.RateLimits().Observe(key, restclient.RateLimit{Limit: 100, Remaining: 42, ResetAt: time.Now().Add(time.Hour)})
 	a.FamilySizes().Observe(key, "", 1234)
-	a.PersistedQueries(querylimit.NewPersistedQueryCache(1<<20, 1<<16), 1<<16, 0).Add(t.Context(), "feedbeef", "query Secret { chats { title } }")
+	a.PersistedQueries(querylimit.NewPersistedQueryCache(1<<20, 1<<16), 1<<16, 0).AddFor(t.Context(), key, "feedbeef", "query Secret { chats { title } }")
 	dump, err := srv.Dump(t.Context())
 	if err != nil {
 		t.Fatal(err)
