@@ -387,16 +387,22 @@ func (d *decodedBodies) of(typ reflect.Type) *decodedBody {
 	return e
 }
 
-// decodeShared returns resp's JSON body decoded into a T. The first caller
-// decodes; every caller of the same Response, at the same moment or later
-// (coalesced GETs, cache hits, the per-operation memo), gets the same *T
-// or the same error. The *T is therefore shared and must be treated as
-// read-only by everyone who receives it.
+// decodeShared returns resp's JSON body decoded into a T and checked to be
+// an answer of the Sure API (by T's validate method, when it has one; a
+// failed check is a *notSureError). The first caller decodes and checks; every caller of the
+// same Response, at the same moment or later (coalesced GETs, cache hits,
+// the per-operation memo), gets the same *T or the same error. The *T is
+// therefore shared and must be treated as read-only by everyone who
+// receives it.
 func decodeShared[T any](resp *Response) (*T, error) {
 	e := resp.decoded.of(reflect.TypeFor[T]())
 	e.once.Do(func() {
 		out := new(T)
 		if err := decodeAnswer(resp.Body, out); err != nil {
+			e.err = err
+			return
+		}
+		if err := validateAnswer(out); err != nil {
 			e.err = err
 			return
 		}
@@ -422,14 +428,26 @@ func decodeAnswer(body []byte, out any) error {
 
 // get sends a GET to path (relative to /api/v1) with query through the
 // client's fetcher, and returns its JSON answer decoded into a T, shared
-// (read-only) with whoever else the fetcher hands the same answer to.
+// (read-only) with whoever else the fetcher hands the same answer to. An
+// answer that does not decode or is not Sure's (see validator) is an
+// *UnavailableError with NotSure, for the fetcher as for the caller.
 func get[T any](ctx context.Context, c *Client, path string, query url.Values) (*T, error) {
 	rel := path
 	if len(query) > 0 {
 		rel += "?" + query.Encode()
 	}
 	fetch := func(ctx context.Context) (*Response, error) {
-		return c.send(ctx, http.MethodGet, path, query, nil)
+		resp, err := c.send(ctx, http.MethodGet, path, query, nil)
+		if err != nil {
+			return nil, err
+		}
+		// Decoded and checked here (once: every later caller of resp
+		// shares it), so that the fetcher gets an answer that is not
+		// Sure's as the error it is: caches keep no error.
+		if _, err := decodeShared[T](resp); err != nil {
+			return nil, unusableAnswer(getOp(path, query), resp.Status, err)
+		}
+		return resp, nil
 	}
 	var (
 		resp *Response
@@ -445,21 +463,35 @@ func get[T any](ctx context.Context, c *Client, path string, query url.Values) (
 	}
 	out, err := decodeShared[T](resp)
 	if err != nil {
-		return nil, &UnavailableError{Op: "GET /" + rel, Status: resp.Status, Err: fmt.Errorf("decode answer: %w", err), NotSure: true}
+		return nil, unusableAnswer("GET /"+rel, resp.Status, err)
 	}
 	return out, nil
 }
 
+// getOp names a GET of path with query in errors, as get does.
+func getOp(path string, query url.Values) string {
+	if len(query) > 0 {
+		return "GET /" + path + "?" + query.Encode()
+	}
+	return "GET /" + path
+}
+
 // write sends a POST, PATCH or DELETE with a JSON body (none when body is
-// nil) and decodes the answer into out (nothing when out is nil). Writes
-// are never retried: the upstream may have applied them.
+// nil) and decodes the answer into out (nothing when out is nil), checked
+// as get checks its answers. Writes are never retried: the upstream may
+// have applied them.
 func (c *Client) write(ctx context.Context, method, path string, body, out any) error {
 	resp, err := c.send(ctx, method, path, nil, body)
 	if err != nil || out == nil {
 		return err
 	}
 	if err := json.Unmarshal(resp.Body, out); err != nil {
-		return &UnavailableError{Op: method + " /" + path, Status: resp.Status, Err: fmt.Errorf("decode answer: %w", err), NotSure: true}
+		return unusableAnswer(method+" /"+path, resp.Status, err)
+	}
+	if err := validateAnswer(out); err != nil {
+		// The upstream may have applied the write all the same: the
+		// answer is no proof either way, and is never shown as data.
+		return unusableAnswer(method+" /"+path, resp.Status, err)
 	}
 	return nil
 }

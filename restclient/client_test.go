@@ -785,7 +785,7 @@ func TestClient_For(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got = append(got, r.Header.Get("X-Api-Key"))
 		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{"chats":[],"pagination":{"page":1,"per_page":20,"total_count":0,"total_pages":0}}`))
+		_, _ = w.Write([]byte(`{"chats":[],"pagination":{"page":1,"per_page":20,"total_count":0,"total_pages":1}}`))
 	}))
 	defer srv.Close()
 	base, err := New(srv.URL)

@@ -55,7 +55,8 @@ type UnavailableError struct {
 	Status int // 0 when no answer arrived
 	Err    error
 	// NotSure marks an answer that is not the Sure API's (a 2xx that is
-	// not JSON or not the documented shape, an HTML 4xx, a redirect): the
+	// not JSON, lacks a key its endpoint always sends or holds a value
+	// Sure never sends (see validator), an HTML 4xx, a redirect): the
 	// upstream URL most likely names something else.
 	NotSure bool
 	// NoRoute: a 404 without rate-limit headers (see IsNoRoute).

@@ -73,20 +73,26 @@ func TestClient_SharedResponseIsDecodedOnce(t *testing.T) {
 const maxAllocsPerSharedHit = 16
 
 func TestClient_SharedResponseDecodedPerType(t *testing.T) {
-	// One Response read as two Go types (never done by the facade, whose
-	// paths name one endpoint each) gets one value per type.
-	resp := &Response{Status: http.StatusOK, Body: []byte(categoryJSON)}
+	// One Response read as several Go types (never done by the facade,
+	// whose paths name one endpoint each) gets one value, or one error,
+	// per type: a category that also carries an import's "data" member is
+	// both, and no page of chats.
+	body := strings.TrimSuffix(categoryJSON, "}") + `,"data":{"id":"` + importID + `"}}`
+	resp := &Response{Status: http.StatusOK, Body: []byte(body)}
 	c := newUpstream(t, refuse(t)).client(t).WithFetcher(sharingFetcher(resp))
 	cat, err := c.GetCategory(t.Context(), catID)
 	if err != nil {
 		t.Fatalf("GetCategory error: %v", err)
 	}
-	imp, err := c.GetImport(t.Context(), importID) // no "data" member: a zero import
+	imp, err := c.GetImport(t.Context(), importID)
 	if err != nil {
 		t.Fatalf("GetImport error: %v", err)
 	}
-	if cat.ID != catID || imp.ID != "" {
-		t.Errorf("GetCategory id %q, GetImport id %q; want %q and none", cat.ID, imp.ID, catID)
+	if cat.ID != catID || imp.ID != importID {
+		t.Errorf("GetCategory id %q, GetImport id %q; want %q and %q", cat.ID, imp.ID, catID, importID)
+	}
+	if _, err := c.ListChats(t.Context(), 1); !isNotSure(err) {
+		t.Errorf("ListChats error = %v, want a not_sure *UnavailableError", err)
 	}
 	again, err := c.GetCategory(t.Context(), catID)
 	if err != nil || again != cat {

@@ -52,11 +52,11 @@ func TestAwaitsReply(t *testing.T) {
 		name, path, body string
 		want             bool
 	}{
-		{"newest is the user's", path, `{"id":"c","messages":[{"role":"assistant"},{"role":"user"}],"pagination":{"page":1,"total_count":2,"total_pages":1}}`, true},
-		{"the reply is being written", path, `{"id":"c","messages":[{"role":"user"},{"role":"assistant","updated_at":"` + time.Now().Add(-10*time.Second).UTC().Format(time.RFC3339) + `"}],"pagination":{"page":1,"total_count":2,"total_pages":1}}`, true},
-		{"newest is the reply", path, `{"id":"c","messages":[{"role":"user"},{"role":"assistant"}],"pagination":{"page":1,"total_count":2,"total_pages":1}}`, false},
-		{"the reply failed", path, `{"id":"c","error":"Failed","messages":[{"role":"user"}]}`, false},
-		{"a first page that is not the last", path, `{"id":"c","messages":[{"role":"user"}],"pagination":{"page":1,"total_count":40,"total_pages":2}}`, false},
+		{"newest is the user's", path, `{"id":"c","messages":[{"id":"m1","role":"assistant"},{"id":"m2","role":"user"}],"pagination":{"page":1,"total_count":2,"total_pages":1}}`, true},
+		{"the reply is being written", path, `{"id":"c","messages":[{"id":"m1","role":"user"},{"id":"m2","role":"assistant","updated_at":"` + time.Now().Add(-10*time.Second).UTC().Format(time.RFC3339) + `"}],"pagination":{"page":1,"total_count":2,"total_pages":1}}`, true},
+		{"newest is the reply", path, `{"id":"c","messages":[{"id":"m1","role":"user"},{"id":"m2","role":"assistant"}],"pagination":{"page":1,"total_count":2,"total_pages":1}}`, false},
+		{"the reply failed", path, `{"id":"c","error":"Failed","messages":[{"id":"m1","role":"user"}]}`, false},
+		{"a first page that is not the last", path, `{"id":"c","messages":[{"id":"m1","role":"user"}],"pagination":{"page":1,"total_count":40,"total_pages":2}}`, false},
 		{"no message", path, `{"id":"c","messages":[]}`, false},
 		{"not a chat", "categories", `{"categories":[]}`, false},
 	} {
