@@ -156,8 +156,12 @@ func New(cfg Config) http.Handler {
 	cfg = cfg.withDefaults()
 	// Every line logged with a request's context names the request.
 	log := slog.New(requestid.LogHandler(cfg.Log.Handler()))
-	srv := newGraphQLServer(cfg, log)
-	shared := newShared(cfg, log)
+	var accepted *acceptedKeys // which keys' operation names the metrics label
+	if cfg.Metrics != nil {
+		accepted = newAcceptedKeys()
+	}
+	srv := newGraphQLServer(cfg, log, accepted)
+	shared := newShared(cfg, log, accepted)
 	cfg.Metrics.Watch(shared.Coalescer, shared.Cache)
 	if cfg.Redis != nil {
 		cfg.Metrics.WatchShared(cfg.Redis)
@@ -199,8 +203,39 @@ func New(cfg Config) http.Handler {
 		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
 	})
 	mux.Handle("GET /readyz", newReadiness(cfg, log))
-	return requestid.Middleware(mux)
+	return httpEdges(requestid.Middleware(mux))
 }
+
+// httpEdges sets what every answer of the server says about its content
+// and its connection:
+//
+//   - "X-Content-Type-Options: nosniff": a browser takes each answer for
+//     the media type it names, so a JSON answer that holds markup (a
+//     category named "<script>…") is never read as a page or a script;
+//   - "Connection: close" after a request whose body came chunked. RFC
+//     9112 §6.3: a request with both Transfer-Encoding and Content-Length
+//     may be an attempt at request smuggling, which a server must refuse or
+//     answer and then close the connection. net/http reads the chunked body
+//     and drops the Content-Length before a handler sees it, so which
+//     requests carried both cannot be told: every chunked request closes
+//     its connection after its answer. A request pipelined behind it (what
+//     a front proxy that went by Content-Length took for the rest of the
+//     body) is never read. Clients send bodies with a Content-Length; one
+//     that chunks pays one new connection per request.
+func httpEdges(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h["X-Content-Type-Options"] = nosniff
+		if len(r.TransferEncoding) > 0 {
+			h.Set("Connection", "close")
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// nosniff is the X-Content-Type-Options value of every answer (shared,
+// never modified).
+var nosniff = []string{"nosniff"}
 
 // withDefaults returns cfg with every zero value that means "the default"
 // replaced by it: the one place defaults are applied.
@@ -231,7 +266,9 @@ func (cfg Config) withDefaults() Config {
 
 // newGraphQLServer returns gqlgen's handler with the facade's transports,
 // limits, extensions and operation middlewares, in the order they must run.
-func newGraphQLServer(cfg Config, log *slog.Logger) *handler.Server {
+// accepted (nil without metrics) tells the metrics which keys' operation
+// names to label.
+func newGraphQLServer(cfg Config, log *slog.Logger, accepted *acceptedKeys) *handler.Server {
 	srv := handler.New(graph.NewExecutableSchema(graph.Config{
 		Resolvers:  &graph.Resolver{},
 		Complexity: graph.Complexity(),
@@ -239,7 +276,7 @@ func newGraphQLServer(cfg Config, log *slog.Logger) *handler.Server {
 	srv.AddTransport(transport.Options{})
 	var obs *observer
 	if cfg.Metrics != nil || cfg.TracerProvider != nil {
-		obs = &observer{metrics: cfg.Metrics}
+		obs = &observer{metrics: cfg.Metrics, accepted: accepted}
 		if cfg.TracerProvider != nil {
 			obs.tracer = cfg.TracerProvider.Tracer("suregql/facade")
 		}
@@ -307,8 +344,9 @@ func newGraphQLServer(cfg Config, log *slog.Logger) *handler.Server {
 
 // newShared returns what the planners of every request share: the
 // upstream client and the stores that save calls across requests, in
-// memory or (with cfg.Redis) in Redis.
-func newShared(cfg Config, log *slog.Logger) *planner.Shared {
+// memory or (with cfg.Redis) in Redis. accepted, when not nil, learns
+// from every upstream answer which keys the upstream accepts.
+func newShared(cfg Config, log *slog.Logger, accepted *acceptedKeys) *planner.Shared {
 	shared := &planner.Shared{
 		Upstream:  cfg.Upstream,
 		Coalescer: cfg.Coalescer,
@@ -332,8 +370,11 @@ func newShared(cfg Config, log *slog.Logger) *planner.Shared {
 	if cfg.Metrics != nil {
 		shared.Meter = cfg.Metrics
 	}
+	if accepted != nil {
+		shared.Upstream = shared.Upstream.WithTransport(accepted.transport)
+	}
 	if cfg.TracerProvider != nil {
-		shared.Upstream = cfg.Upstream.WithTransport(tracedUpstream(cfg.TracerProvider, cfg.Propagator))
+		shared.Upstream = shared.Upstream.WithTransport(tracedUpstream(cfg.TracerProvider, cfg.Propagator))
 	}
 	switch {
 	case cfg.CacheTTL <= 0:

@@ -96,6 +96,14 @@ func hostileHTTPRequests() []hostileHTTP {
 			wantStatus: http.StatusOK, wantCode: "GRAPHQL_VALIDATION_FAILED"},
 		{name: "a mutation with a 100 KB title", body: gqlBody(`mutation($t: String!) { createChat(input: { title: $t }) { chat { id } } }`, map[string]any{"t": strings.Repeat("t", 131_072)}),
 			wantStatus: http.StatusRequestEntityTooLarge, wantCode: "QUERY_LIMIT_EXCEEDED"},
+		// Issue 17, row 6: a name that would be logged and echoed whole.
+		{name: "a 125 KB operationName, no key", noKey: true, body: `{"query":"{ __typename }","operationName":"` + strings.Repeat("n", 125<<10) + `"}`,
+			wantStatus: http.StatusBadRequest, wantCode: "QUERY_LIMIT_EXCEEDED", check: wantLimit("operationName", 256)},
+		{name: "a 10 KB operationName in a GET", method: http.MethodGet,
+			query:      url.Values{"query": {"{ chats(first: 1) { totalCount } }"}, "operationName": {strings.Repeat("n", 10_000)}},
+			wantStatus: http.StatusBadRequest, wantCode: "QUERY_LIMIT_EXCEEDED", check: wantLimit("operationName", 256)},
+		{name: "a batch with a 10 KB operationName", body: `[{"query":"{ chats(first: 1) { totalCount } }"},{"query":"{ __typename }","operationName":"` + strings.Repeat("n", 10_000) + `"}]`,
+			wantStatus: http.StatusBadRequest, wantCode: "QUERY_LIMIT_EXCEEDED", check: wantLimit("operationName", 256)},
 		// Batches refused whole (see batch_test.go for batches that run).
 		{name: "an empty batch", body: ` [ ] `,
 			wantStatus: http.StatusBadRequest, wantCode: "BAD_REQUEST"},
@@ -121,6 +129,15 @@ func hostileHTTPRequests() []hostileHTTP {
 			wantStatus: http.StatusBadRequest, wantCode: "BAD_REQUEST"},
 		{name: "a batch over the body limit", body: "[" + strings.TrimSuffix(strings.Repeat(gqlBody(`{ chats(first: 1) { totalCount } }`+strings.Repeat(" ", 20_000), nil)+",", 7), ",") + "]",
 			wantStatus: http.StatusRequestEntityTooLarge, wantCode: "QUERY_LIMIT_EXCEEDED"},
+	}
+}
+
+// wantLimit checks a QUERY_LIMIT_EXCEEDED error's limit and max.
+func wantLimit(limit string, max int) func(t testing.TB, err map[string]any, _ string) {
+	return func(t testing.TB, err map[string]any, _ string) {
+		if ext, _ := err["extensions"].(map[string]any); fmt.Sprintf("%v %v", ext["limit"], ext["max"]) != fmt.Sprintf("%s %d", limit, max) {
+			t.Errorf("extensions = %v, want limit %s, max %d", ext, limit, max)
+		}
 	}
 }
 

@@ -275,3 +275,56 @@ func TestMetrics_Endpoint(t *testing.T) {
 		})
 	}
 }
+
+// Operation names get series of their own only from callers the upstream
+// accepted: 100 junk names sent first (no key, a key the upstream refuses,
+// a key never sent upstream) count as "other" and take no slot, so real
+// names sent after them keep theirs; a name a stranger sent first gets its
+// series once a valid key's operation has it; a key revoked upstream loses
+// the right with its first 401.
+func TestMetrics_StrangersCannotTakeTheNameSlots(t *testing.T) {
+	e := newEnv(t, withConfig(func(c *facade.Config) { c.Metrics = metrics.New() }))
+	const unknownKey = "a-key-the-upstream-never-issued"
+	for i := range metrics.MaxOperationNames {
+		switch i % 3 {
+		case 0: // no key: answered, no call
+			e.ok("", fmt.Sprintf("query Junk%d { __typename }", i), nil, nil)
+		case 1: // refused upstream: 401
+			wantError(t, e.do(unknownKey, fmt.Sprintf("query Junk%d { chats(first: 1) { totalCount } }", i), nil), "UNAUTHENTICATED")
+		case 2: // a key no call has vouched for: answered, no call
+			e.ok(unknownKey, fmt.Sprintf("query Junk%d { __typename }", i), nil, nil)
+		}
+	}
+	demo := restclienttest.DemoKey
+	wantCalls(t, e.ok(demo, `query Real { chats(first: 1) { totalCount } }`, nil, nil), 1)
+	// The key is known now: its operations answered without a call, or
+	// refused, keep their names too.
+	wantCalls(t, e.ok(demo, `query NoCall { __typename }`, nil, nil), 0)
+	wantError(t, e.do(demo, `query Bad { category(id: "not-a-uuid") { name } }`, nil), "BAD_USER_INPUT")
+	wantCalls(t, e.ok(demo, `query Junk0 { __typename }`, nil, nil), 0)
+
+	// A key revoked upstream: its first 401 takes the right away.
+	const revoked = "a-key-revoked-later"
+	e.upstream.AddKey(revoked, demo)
+	wantCalls(t, e.ok(revoked, `query BeforeRevoked { chats(first: 1) { totalCount } }`, nil, nil), 1)
+	e.upstream.RevokeKey(revoked)
+	wantError(t, e.do(revoked, `query Revoked { chats(first: 1) { totalCount } }`, nil), "UNAUTHENTICATED")
+	e.ok(revoked, `query AfterRevoked { __typename }`, nil, nil)
+
+	families, _ := scrapeMetrics(t, e.server.URL+"/metrics")
+	got := series(families, "suregql_operations_total")
+	want := map[string]float64{
+		// 34 junk names with no key (Junk0 among them) and 33 with the
+		// unknown key; 33 refused upstream; then the revoked key's two.
+		`operation="other",outcome="ok",type="query"`:              34 + 33 + 1,
+		`operation="other",outcome="UNAUTHENTICATED",type="query"`: 33 + 1,
+		`operation="Real",outcome="ok",type="query"`:               1,
+		`operation="NoCall",outcome="ok",type="query"`:             1,
+		`operation="Bad",outcome="BAD_USER_INPUT",type="query"`:    1,
+		`operation="Junk0",outcome="ok",type="query"`:              1,
+		`operation="BeforeRevoked",outcome="ok",type="query"`:      1,
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("suregql_operations_total =\n%v\nwant\n%v", got, want)
+	}
+}

@@ -46,7 +46,7 @@ func init() {
 		querylimit.LimitBytes, querylimit.LimitTokens, querylimit.LimitDepth, querylimit.LimitFields,
 		querylimit.LimitFragments, querylimit.LimitAliases, querylimit.LimitRootFields,
 		querylimit.LimitDirectives, querylimit.LimitSameResponseKey, querylimit.LimitComplexity,
-		limitBodyBytes,
+		limitBodyBytes, limitOperationName,
 	} {
 		queryLimits[l] = true
 	}
@@ -61,6 +61,9 @@ func init() {
 type observer struct {
 	metrics *metrics.Metrics // nil: no metrics
 	tracer  trace.Tracer     // nil: no spans
+	// accepted are the keys whose operations' names the metrics label
+	// (metrics.AdmitOperationName); nil admits none.
+	accepted *acceptedKeys
 }
 
 var _ interface {
@@ -193,6 +196,11 @@ func (o *observer) record(ctx context.Context, resp *graphql.Response, span trac
 		}
 	}
 	l := planner.From(ctx)
+	if name != "" && l != nil && l.KeyError() == nil && o.accepted.has(l.Client().APIKey()) {
+		// A name gets a series of its own only from a caller the upstream
+		// accepted, so that strangers cannot take the bounded set.
+		o.metrics.AdmitOperationName(name)
+	}
 	o.metrics.Operation(name, opType, outcome, d)
 	if budget {
 		o.metrics.BudgetRefused()

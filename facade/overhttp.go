@@ -34,6 +34,11 @@ const allowedMethods = "GET, POST, OPTIONS"
 //     a bad request: 400, before any execution;
 //   - a body that is a JSON array is a batch of at most maxBatch requests
 //     (see decodeBatch), refused whole with 400 when it is not one;
+//   - an operationName over maxOperationNameBytes (a GET's, a POST's, or
+//     one of a batch's) is refused with 400 and QUERY_LIMIT_EXCEEDED
+//     (limit "operationName"), before GraphQL reads the request: the name
+//     is never logged, echoed nor used as a label (see
+//     operationNameTooLong);
 //   - a mutation sent with GET is refused with 405 and "Allow: POST" (gqlgen
 //     answers 406, which is about the Accept header, not the method);
 //   - with the legacy application/json media type, parse and validation
@@ -43,58 +48,24 @@ const allowedMethods = "GET, POST, OPTIONS"
 // Every refusal is a JSON body with an extensions.code, like the errors of
 // GraphQL itself, so that a client has one way to read them, and with the
 // request's id in extensions.requestId; each is logged in one line. m
-// (nil: none) counts the bodies refused as too large.
+// (nil: none) counts the requests refused by a limit (bodyBytes,
+// batchSize, operationName).
 func overHTTP(log *slog.Logger, m *metrics.Metrics, maxBatch int, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		refused := refusedRequest{w: w, ctx: r.Context(), log: log}
 		switch r.Method {
-		case http.MethodGet, http.MethodOptions:
+		case http.MethodGet:
+			if name := r.URL.Query().Get("operationName"); len(name) > maxOperationNameBytes {
+				refused.operationNameTooLong(m, len(name), -1)
+				return
+			}
+		case http.MethodOptions:
 		case http.MethodPost:
-			if !isJSON(r.Header.Get("Content-Type")) {
-				refused.answer(http.StatusUnsupportedMediaType, graph.CodeUnsupportedMediaType,
-					"the body of a POST must be application/json")
+			ctx, ok := readPost(r, refused, m, maxBatch)
+			if !ok {
 				return
 			}
-			body, err := readBody(r)
-			if tooLarge := new(http.MaxBytesError); errors.As(err, &tooLarge) {
-				// Refused after reading at most the limit: a megabyte of
-				// padding costs a stranger's request nothing more.
-				m.QueryLimitRefused(limitBodyBytes)
-				refused.answerError(http.StatusRequestEntityTooLarge, map[string]any{
-					"message":    fmt.Sprintf("the request body is larger than %d bytes", tooLarge.Limit),
-					"extensions": map[string]any{"code": querylimit.Code, "limit": limitBodyBytes, "max": tooLarge.Limit},
-				})
-				return
-			}
-			if err != nil {
-				refused.answer(http.StatusBadRequest, graph.CodeBadRequest, "the request body could not be read")
-				return
-			}
-			if isBatch(body) {
-				ops, problem := decodeBatch(body, maxBatch)
-				if problem != nil {
-					if ext, _ := problem.err["extensions"].(map[string]any); ext["limit"] == limitBatchSize {
-						m.QueryLimitRefused(limitBatchSize)
-					}
-					refused.answerError(problem.status, problem.err)
-					return
-				}
-				r = r.WithContext(withBatch(r.Context(), ops))
-				break
-			}
-			// Decoded once, here: postTransport takes the result.
-			params, err := decodeParams(body)
-			if err != nil {
-				// Said here, not by gqlgen, whose message quotes the whole
-				// body back to the sender.
-				refused.answer(http.StatusBadRequest, graph.CodeBadRequest, "the request body is not a JSON object of a GraphQL request: "+jsonProblem(err))
-				return
-			}
-			if params.Query == "" && params.Extensions["persistedQuery"] == nil {
-				refused.answer(http.StatusBadRequest, graph.CodeBadRequest, "the request has no query")
-				return
-			}
-			r = r.WithContext(withPosted(r.Context(), params, body))
+			r = r.WithContext(ctx)
 		default:
 			w.Header().Set("Allow", allowedMethods)
 			refused.answer(http.StatusMethodNotAllowed, graph.CodeMethodNotAllowed,
@@ -103,6 +74,93 @@ func overHTTP(log *slog.Logger, m *metrics.Metrics, maxBatch int, next http.Hand
 		}
 		next.ServeHTTP(&statusWriter{ResponseWriter: w, method: r.Method, refused: refused}, r)
 	})
+}
+
+// readPost reads and decodes the body of a POST to /graphql and returns
+// the request's context carrying what it decoded (a request, or a batch's
+// requests) for postTransport; ok is false when it refused the request
+// instead (refused answered it).
+func readPost(r *http.Request, refused refusedRequest, m *metrics.Metrics, maxBatch int) (_ context.Context, ok bool) {
+	if !isJSON(r.Header.Get("Content-Type")) {
+		refused.answer(http.StatusUnsupportedMediaType, graph.CodeUnsupportedMediaType,
+			"the body of a POST must be application/json")
+		return nil, false
+	}
+	body, err := readBody(r)
+	if tooLarge := new(http.MaxBytesError); errors.As(err, &tooLarge) {
+		// Refused after reading at most the limit: a megabyte of
+		// padding costs a stranger's request nothing more.
+		m.QueryLimitRefused(limitBodyBytes)
+		refused.answerError(http.StatusRequestEntityTooLarge, map[string]any{
+			"message":    fmt.Sprintf("the request body is larger than %d bytes", tooLarge.Limit),
+			"extensions": map[string]any{"code": querylimit.Code, "limit": limitBodyBytes, "max": tooLarge.Limit},
+		})
+		return nil, false
+	}
+	if err != nil {
+		refused.answer(http.StatusBadRequest, graph.CodeBadRequest, "the request body could not be read")
+		return nil, false
+	}
+	if isBatch(body) {
+		ops, problem := decodeBatch(body, maxBatch)
+		if problem != nil {
+			if ext, _ := problem.err["extensions"].(map[string]any); ext["limit"] == limitBatchSize {
+				m.QueryLimitRefused(limitBatchSize)
+			}
+			refused.answerError(problem.status, problem.err)
+			return nil, false
+		}
+		for i, op := range ops {
+			if len(op.OperationName) > maxOperationNameBytes {
+				refused.operationNameTooLong(m, len(op.OperationName), i)
+				return nil, false
+			}
+		}
+		return withBatch(r.Context(), ops), true
+	}
+	// Decoded once, here: postTransport takes the result.
+	params, err := decodeParams(body)
+	if err != nil {
+		// Said here, not by gqlgen, whose message quotes the whole
+		// body back to the sender.
+		refused.answer(http.StatusBadRequest, graph.CodeBadRequest, "the request body is not a JSON object of a GraphQL request: "+jsonProblem(err))
+		return nil, false
+	}
+	if params.Query == "" && params.Extensions["persistedQuery"] == nil {
+		refused.answer(http.StatusBadRequest, graph.CodeBadRequest, "the request has no query")
+		return nil, false
+	}
+	if len(params.OperationName) > maxOperationNameBytes {
+		refused.operationNameTooLong(m, len(params.OperationName), -1)
+		return nil, false
+	}
+	return withPosted(r.Context(), params, body), true
+}
+
+// maxOperationNameBytes bounds a request's operationName: a GraphQL name
+// is rarely longer than 60 bytes, and the name is logged with each
+// operation (logOperation), echoed by gqlgen when no operation has it, and
+// named in traces.
+const maxOperationNameBytes = 256
+
+// limitOperationName is the extensions.limit of a request whose
+// operationName is longer than maxOperationNameBytes, refused before
+// GraphQL reads it.
+const limitOperationName = "operationName"
+
+// operationNameTooLong refuses a request whose operationName is n bytes
+// long (the index-th operation of its batch, or -1 for a single request),
+// and counts it in m (nil: none). Neither the answer nor the log line
+// holds any of the name.
+func (r refusedRequest) operationNameTooLong(m *metrics.Metrics, n, index int) {
+	m.QueryLimitRefused(limitOperationName)
+	msg := fmt.Sprintf("the operationName is %d bytes long; the limit is %d", n, maxOperationNameBytes)
+	ext := map[string]any{"code": querylimit.Code, "limit": limitOperationName, "max": maxOperationNameBytes, "actual": n}
+	if index >= 0 {
+		msg = fmt.Sprintf("the operationName of operation %d of the batch is %d bytes long; the limit is %d", index, n, maxOperationNameBytes)
+		ext["index"] = index
+	}
+	r.answerError(http.StatusBadRequest, map[string]any{"message": msg, "extensions": ext})
 }
 
 // readBody reads a request body into one buffer sized by Content-Length

@@ -3,6 +3,7 @@ package facade_test
 import (
 	"context"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -256,5 +257,76 @@ func TestTracing_Off(t *testing.T) {
 	defer mu.Unlock()
 	if len(sent) != 1 || sent[0] != "" {
 		t.Errorf("the upstream received traceparents %q, want one request without", sent)
+	}
+}
+
+// The spans of upstream calls name their endpoint by its template, in
+// their name and in their URL attributes: url.full is the upstream's
+// origin and the endpoint's template, url.template the template; no
+// attribute of any span holds an id or a query string the upstream was
+// sent (the logs and metrics avoid them too).
+func TestTracing_UpstreamSpansCarryNoIDs(t *testing.T) {
+	te := newTracedEnv(t)
+	var list struct {
+		Chats struct {
+			Nodes []struct{ ID string }
+		}
+	}
+	te.ok(restclienttest.DemoKey, `{ chats(first: 1) { nodes { id } } categories(first: 1) { totalCount } }`, nil, &list)
+	if len(list.Chats.Nodes) != 1 {
+		t.Fatalf("the demo family answered %+v, want a chat", list)
+	}
+	te.post(t, restclienttest.DemoKey, gqlBody(`query($id: ID!) { chat(id: $id) { title messages(first: 1) { totalCount } } }`,
+		map[string]any{"id": list.Chats.Nodes[0].ID}), nil)
+	unknown := "00000000-0000-4000-8000-00000000abcd" // 404s, another key
+	te.post(t, restclienttest.ReadOnlyKey, gqlBody(`query($id: ID!) { category(id: $id) { name } import(id: $id) { id } }`,
+		map[string]any{"id": unknown}), nil)
+
+	// What the upstream was sent: its ids, in paths and in query strings.
+	uuid := regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+	secrets := map[string]bool{}
+	for _, r := range te.upstream.Requests() {
+		for _, id := range uuid.FindAllString(r.Path+"?"+r.RawQuery, -1) {
+			secrets[id] = true
+		}
+		if r.RawQuery != "" {
+			secrets[r.RawQuery] = true
+		}
+	}
+	for _, id := range []string{list.Chats.Nodes[0].ID, unknown} {
+		if !secrets[id] {
+			t.Errorf("the upstream was never sent %s: the test does not exercise ids in URLs (sent %v)", id, secrets)
+		}
+	}
+
+	var templates []string
+	for _, s := range te.spans.GetSpans() {
+		for _, kv := range s.Attributes {
+			v := kv.Value.String()
+			for secret := range secrets {
+				if strings.Contains(v, secret) {
+					t.Errorf("span %q: %s = %q holds %q, which the upstream was sent", s.Name, kv.Key, v, secret)
+				}
+			}
+		}
+		if s.SpanKind != trace.SpanKindClient {
+			continue
+		}
+		_, tmpl, _ := strings.Cut(s.Name, " ")
+		full := attr(s, "url.full").AsString()
+		if !regexp.MustCompile(`^http://127\.0\.0\.1:\d+` + regexp.QuoteMeta(tmpl) + `$`).MatchString(full) {
+			t.Errorf("span %q: url.full %q, want the upstream's origin and %s", s.Name, full, tmpl)
+		}
+		if got := attr(s, "url.template").AsString(); got != tmpl {
+			t.Errorf("span %q: url.template %q, want %q", s.Name, got, tmpl)
+		}
+		if !slices.Contains(templates, s.Name) {
+			templates = append(templates, s.Name)
+		}
+	}
+	slices.Sort(templates)
+	want := []string{"GET /api/v1/categories", "GET /api/v1/categories/{id}", "GET /api/v1/chats", "GET /api/v1/chats/{id}", "GET /api/v1/imports/{id}"}
+	if !slices.Equal(templates, want) {
+		t.Errorf("client spans %q, want %q", templates, want)
 	}
 }

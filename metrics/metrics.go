@@ -25,17 +25,19 @@ import (
 	"suregql/restclient"
 )
 
-// MaxOperationNames bounds the operation label: the first names seen keep
-// their own series, later ones are counted as OtherOperation.
+// MaxOperationNames bounds the operation label: the first names admitted
+// (AdmitOperationName) keep their own series, the others are counted as
+// OtherOperation.
 const MaxOperationNames = 100
 
 // Values of the operation label besides the names of operations.
 const (
 	// AnonymousOperation labels operations without a name.
 	AnonymousOperation = "anonymous"
-	// OtherOperation labels operations whose name came after the first
-	// MaxOperationNames, or is not a plausible GraphQL name of at most 64
-	// characters.
+	// OtherOperation labels operations whose name was not admitted
+	// (AdmitOperationName): never seen in an operation of a key the
+	// upstream accepted, or seen after the first MaxOperationNames, or not
+	// a plausible GraphQL name of at most 64 characters.
 	OtherOperation = "other"
 )
 
@@ -120,7 +122,7 @@ func New() *Metrics {
 		reg: prometheus.NewRegistry(),
 		operations: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "suregql_operations_total",
-			Help: "GraphQL operations answered, by operation name (the first 100 names seen; then \"other\"), type, and outcome (\"ok\" or the first error's extensions.code).",
+			Help: "GraphQL operations answered, by operation name (the first 100 names seen in operations of keys the upstream accepted; \"other\" for the rest), type, and outcome (\"ok\" or the first error's extensions.code).",
 		}, []string{"operation", "type", "outcome"}),
 		operationDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "suregql_operation_duration_seconds",
@@ -198,10 +200,25 @@ func (m *Metrics) WatchShared(s SharedStore) {
 	m.shared.Store(&sharedStore{s})
 }
 
+// AdmitOperationName gives name a series of its own in the operation
+// label, while fewer than MaxOperationNames have one (and when it is a
+// plausible GraphQL name, see ValidOperationName). Admitted names are kept
+// for the life of the process, so admit only the names of operations
+// whose caller proved itself (the facade admits those of operations whose
+// API key the upstream accepted): otherwise the first names a stranger
+// sends would take every slot, and every later real name would count as
+// OtherOperation.
+func (m *Metrics) AdmitOperationName(name string) {
+	if m != nil && name != "" {
+		m.names.admit(name)
+	}
+}
+
 // Operation counts one GraphQL operation: its name ("" for an anonymous
-// operation), its type (one of the Type* values), its outcome (OutcomeOK,
-// OutcomeError or an error code of the closed set the caller keeps) and
-// how long it took (not observed when 0 or less).
+// operation; a name not admitted by AdmitOperationName counts as
+// OtherOperation), its type (one of the Type* values), its outcome
+// (OutcomeOK, OutcomeError or an error code of the closed set the caller
+// keeps) and how long it took (not observed when 0 or less).
 func (m *Metrics) Operation(name, opType, outcome string, d time.Duration) {
 	if m == nil {
 		return
@@ -279,38 +296,41 @@ type operationNames struct {
 	seen map[string]string // name -> its own copy, the label value
 }
 
-// label returns the operation label of name, admitting it to the set
-// while there is room.
+// label returns the operation label of name: its own when admitted.
 func (n *operationNames) label(name string) string {
 	if name == "" {
 		return AnonymousOperation
 	}
-	if !ValidOperationName(name) {
-		return OtherOperation
-	}
 	n.mu.RLock()
 	l, ok := n.seen[name]
+	n.mu.RUnlock()
+	if !ok {
+		return OtherOperation
+	}
+	return l
+}
+
+// admit adds name to the set while there is room.
+func (n *operationNames) admit(name string) {
+	if !ValidOperationName(name) {
+		return
+	}
+	n.mu.RLock()
+	_, ok := n.seen[name]
 	full := len(n.seen) >= MaxOperationNames
 	n.mu.RUnlock()
-	switch {
-	case ok:
-		return l
-	case full:
-		return OtherOperation
+	if ok || full {
+		return
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if l, ok := n.seen[name]; ok {
-		return l
-	}
-	if len(n.seen) >= MaxOperationNames {
-		return OtherOperation
+	if _, ok := n.seen[name]; ok || len(n.seen) >= MaxOperationNames {
+		return
 	}
 	// A name parsed from a document shares the document's memory: keep a
 	// copy, not the whole query text, for the life of the process.
-	l = strings.Clone(name)
+	l := strings.Clone(name)
 	n.seen[l] = l
-	return l
 }
 
 // ValidOperationName reports whether name matches

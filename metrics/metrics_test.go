@@ -35,7 +35,9 @@ func TestStatusClass(t *testing.T) {
 func TestOperation_NamesAreBounded(t *testing.T) {
 	m := metrics.New()
 	for i := range metrics.MaxOperationNames + 20 {
-		m.Operation(fmt.Sprintf("Op%d", i), metrics.TypeQuery, metrics.OutcomeOK, time.Millisecond)
+		name := fmt.Sprintf("Op%d", i)
+		m.AdmitOperationName(name)
+		m.Operation(name, metrics.TypeQuery, metrics.OutcomeOK, time.Millisecond)
 	}
 	m.Operation("Op0", metrics.TypeQuery, metrics.OutcomeOK, time.Millisecond) // seen first: its own series
 	for _, name := range []string{
@@ -45,6 +47,7 @@ func TestOperation_NamesAreBounded(t *testing.T) {
 		"key=" + strings.Repeat("x", 10),
 		strings.Repeat("n", 65), // too long
 	} {
+		m.AdmitOperationName(name) // not admitted all the same
 		m.Operation(name, "bogus", "QUERY_LIMIT_EXCEEDED", 0)
 	}
 	got := count(t, m, "suregql_operations_total")
@@ -65,6 +68,31 @@ func TestOperation_NamesAreBounded(t *testing.T) {
 	}
 	if got := count(t, m, "suregql_operation_duration_seconds")[`type="query"`]; got != float64(metrics.MaxOperationNames+21) {
 		t.Errorf("duration observations = %v, want %d (none for 0)", got, metrics.MaxOperationNames+21)
+	}
+}
+
+// Only admitted names have series of their own: the names of operations
+// nobody vouched for count as "other" and take no slot, however many come
+// first.
+func TestOperation_OnlyAdmittedNamesAreLabelled(t *testing.T) {
+	m := metrics.New()
+	for i := range 2 * metrics.MaxOperationNames {
+		m.Operation(fmt.Sprintf("Junk%d", i), metrics.TypeQuery, metrics.OutcomeOK, 0)
+	}
+	m.AdmitOperationName("Real")
+	m.Operation("Real", metrics.TypeQuery, metrics.OutcomeOK, 0)
+	m.Operation("", metrics.TypeQuery, metrics.OutcomeOK, 0)
+	m.AdmitOperationName("Junk0") // once vouched for, a name seen before has its own series
+	m.Operation("Junk0", metrics.TypeQuery, "NOT_FOUND", 0)
+	got := count(t, m, "suregql_operations_total")
+	want := map[string]float64{
+		`operation="other",outcome="ok",type="query"`:        2 * metrics.MaxOperationNames,
+		`operation="Real",outcome="ok",type="query"`:         1,
+		`operation="anonymous",outcome="ok",type="query"`:    1,
+		`operation="Junk0",outcome="NOT_FOUND",type="query"`: 1,
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("suregql_operations_total = %v, want %v", got, want)
 	}
 }
 
@@ -140,6 +168,7 @@ func TestRefusals(t *testing.T) {
 // A nil *Metrics counts nothing and does not fail.
 func TestNil(t *testing.T) {
 	var m *metrics.Metrics
+	m.AdmitOperationName("A")
 	m.Operation("A", metrics.TypeQuery, metrics.OutcomeOK, time.Second)
 	m.UpstreamCall(restclient.Call{})
 	m.BudgetRefused()

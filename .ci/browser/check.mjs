@@ -20,8 +20,18 @@ try {
   const sentKeys = [];
   page.on('requestfailed', (r) => failed.push(r.url()));
   page.on('pageerror', (e) => failed.push(`page error: ${e.message}`));
+  // The page is served with a strict Content-Security-Policy: anything it
+  // blocks (an inline script or style without its hash, an eval, a
+  // request to another origin) is a failure, not a silent loss.
+  page.on('console', (m) => {
+    if (m.type() === 'error' && m.text().includes('Content Security Policy')) failed.push(`CSP: ${m.text()}`);
+  });
   page.on('request', (r) => { if (r.headers()['x-api-key']) sentKeys.push(r.headers()['x-api-key']); });
-  await page.goto(url);
+  const served = await page.goto(url);
+  const csp = (await served.allHeaders())['content-security-policy'] ?? '';
+  if (!csp.includes("frame-ancestors 'none'") || csp.includes('unsafe-inline') || csp.includes('unsafe-eval')) {
+    throw new Error(`the playground's Content-Security-Policy is not strict: "${csp}"`);
+  }
   await page.waitForSelector('.graphiql-execute-button', { timeout: 30000 });
   await page.click('.graphiql-execute-button');
   await page.waitForFunction(
@@ -36,6 +46,13 @@ try {
     throw new Error('the playground shows no demo-mode notice');
   }
   console.log('playground: the demo-mode notice is shown');
+  // A dialog adds a <style> as it opens: it carries the page's nonce.
+  await page.click('[aria-label="Open settings dialog"]');
+  await page.waitForSelector('[role="dialog"]', { timeout: 30000 });
+  await page.keyboard.press('Escape');
+  await page.waitForSelector('[role="dialog"]', { state: 'detached', timeout: 30000 });
+  if (failed.length > 0) throw new Error(`failed: ${failed.join(', ')}`);
+  console.log('playground: runs under its Content-Security-Policy (no violation)');
 
   // Type a key into the headers editor, replacing the demo key, and run:
   // the facade refuses the unknown key.
