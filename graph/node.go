@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
 
 	"suregql/badinput"
 	"suregql/graph/model"
@@ -28,18 +29,96 @@ func nodeIDs(ids []string) (valid []string, bad []error, err error) {
 }
 
 // nodeRequest is what the node field being resolved asks the planner for
-// ids: what its `... on Chat` reads of messages, and the operation's root
-// fields that hand out categories (whose answers may hold the ids).
+// ids: what its `... on Chat` reads of messages (and whether an element
+// of a list answers its selection), and the operation's root fields that
+// hand out categories (whose answers may hold the ids). It also announces
+// every node and nodes field of the operation to the planner, which plans
+// all their ids at once, when the first of them asks.
 func nodeRequest(ctx context.Context, ids []string) planner.NodeRequest {
 	oc := graphql.GetOperationContext(ctx)
-	req := planner.NodeRequest{IDs: ids, Chat: chatWantOf(oc, graphql.CollectFieldsCtx(ctx, []string{"Chat", "Node"}), "")}
+	own := nodeAsk(oc, graphql.GetFieldContext(ctx).Field.Selections, ids)
+	req := planner.NodeRequest{IDs: ids, Chat: own.Chat, Summaries: own.Summaries}
+	var asks []planner.NodeAsk
 	for _, f := range graphql.CollectFields(oc, oc.Operation.SelectionSet, []string{"Query"}) {
-		// A deferred field may answer after node: not waited for.
-		if (f.Name == "categories" || f.Name == "category") && !f.IsDeferred() {
+		switch {
+		case (f.Name == "categories" || f.Name == "category") && !f.IsDeferred():
+			// A deferred field may answer after node: not waited for.
 			req.CategoryProducers = append(req.CategoryProducers, f.Alias)
+		case f.Name == "node" || f.Name == "nodes":
+			if ids := nodeFieldIDs(f.Name, f.ArgumentMap(oc.Variables)); len(ids) > 0 {
+				asks = append(asks, nodeAsk(oc, f.Selections, ids))
+			}
 		}
 	}
+	if p := planner.From(ctx); p != nil {
+		p.ExpectNodes(asks...)
+	}
 	return req
+}
+
+// nodeAsk is what a node field with this selection asks of ids.
+func nodeAsk(oc *graphql.OperationContext, sel ast.SelectionSet, ids []string) planner.NodeAsk {
+	chat := graphql.CollectFields(oc, sel, []string{"Chat", "Node"})
+	imp := graphql.CollectFields(oc, sel, []string{"Import", "Node"})
+	return planner.NodeAsk{
+		IDs:       ids,
+		Chat:      chatWantOf(oc, chat, ""),
+		Summaries: summaryAnswers(oc, chat, imp),
+	}
+}
+
+// summaryAnswers reports whether an element of the chat or import list
+// answers a node's selection: it reads no chat's messages, and of an
+// import neither the configuration, nor stats beyond the row count, nor
+// its status detail (the list sends some flags only).
+func summaryAnswers(oc *graphql.OperationContext, chat, imp []graphql.CollectedField) bool {
+	for _, f := range chat {
+		if f.Name == "messages" {
+			return false
+		}
+	}
+	for _, f := range imp {
+		switch f.Name {
+		case "configuration", "statusDetail":
+			return false
+		case "stats":
+			if !wantsOnly(collect(oc, f, "ImportStats"), "rowsCount") {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// nodeFieldIDs returns the valid ids a node or nodes field with these
+// arguments asks (none for a nodes field its resolver refuses whole).
+func nodeFieldIDs(name string, args map[string]any) []string {
+	var raw []any
+	if id, ok := args["id"].(string); ok && name == "node" {
+		raw = []any{id}
+	}
+	if name == "nodes" {
+		switch v := args["ids"].(type) {
+		case []any:
+			raw = v
+		case []string:
+			for _, id := range v {
+				raw = append(raw, id)
+			}
+		}
+		if len(raw) > planner.MaxNodes {
+			return nil
+		}
+	}
+	var ids []string
+	for _, v := range raw {
+		if id, ok := v.(string); ok {
+			if canon, err := canonicalID("id", id); err == nil {
+				ids = append(ids, canon)
+			}
+		}
+	}
+	return ids
 }
 
 // categoryAnswered tells node fields waiting for the category root field
@@ -68,6 +147,10 @@ func nodeFromObject(ctx context.Context, p *planner.Planner, obj planner.Object,
 		return chatFromShow(obj.Chat, p.MessagePage(obj.Chat)), nil
 	case obj.Import != nil:
 		return importFromREST(obj.Import), nil
+	case obj.ChatSummary != nil:
+		return chatFromSummary(obj.ChatSummary), nil
+	case obj.ImportSummary != nil:
+		return importFromSummary(obj.ImportSummary), nil
 	}
 	return nil, nil
 }

@@ -81,9 +81,11 @@ func (l *Planner) categoriesWritten(err error) {
 	all := func(string) bool { return true }
 	l.firstPages.Forget(all)
 	l.families.Forget(all)
+	l.faults.forget()
 	l.known.reset()
 	l.byID.forget()
 	l.kids.forget()
+	l.nodesWritten()
 	if l.shared.FamilySizes != nil {
 		l.shared.FamilySizes.Forget(l.apiKey)
 	}

@@ -57,22 +57,28 @@ func parentKeyOf(c *restclient.Category) ParentKey {
 //	----------------------|---------------------------------------------------|-----------------------
 //	what is in hand       | this operation read (or is reading) the family,   | 0
 //	                      | or holds a first page with a parent's whole list  |
+//	a failed family read  | its pages that arrived hold a parent's whole      | 0
+//	                      | list; the others get the read's error             |
 //	the family's list     | 2+ parents left and ceil(family/100) pages cost   | 1, then ceil(n/100)-1
 //	                      | fewer than one list each (the first page tells n) | only if still cheaper
 //	one list per parent   | the parents left                                  | 1 each
 //
 // The family's size is bounded below by the parents and their
 // subcategoriesCount, and replaced by the size seen before when known. A
-// read of the family that fails is reported for the parents it was to
-// answer: falling back to one list per parent would multiply the calls
-// sent to an upstream that is failing, or to a key out of quota.
+// read of the family that failed upstream, in this plan or before it (the
+// list's look-ahead), answers the parents whose subcategories the pages
+// that arrived hold whole, and is reported for the others: no other plan
+// is tried, since falling back to one list per parent, or reading the
+// family again, would multiply the calls sent to an upstream that is
+// failing (or to a key out of quota), or ask the budget for them.
 func (l *Planner) planParents(ctx context.Context, keys []ParentKey) ([][]*restclient.Category, []error) {
 	p := newChildPlan(keys)
-	l.answerFromHand(ctx, p)
-	if !p.done() {
-		if err := l.answerViaFamily(ctx, p); err != nil {
-			p.fail(err)
-		}
+	err := l.answerFromHand(ctx, p)
+	if err == nil && !p.done() {
+		err = l.answerViaFamily(ctx, p)
+	}
+	if err != nil {
+		p.fail(err)
 	}
 	if !p.done() {
 		l.answerPerParent(ctx, p)
@@ -155,21 +161,28 @@ func (p *childPlan) refuseAll(err error) {
 
 // answerFromHand answers, at no call, from a family read this operation
 // completed or has in flight (the list's look-ahead), else from the first
-// pages it holds.
-func (l *Planner) answerFromHand(ctx context.Context, p *childPlan) {
+// pages it holds. When a read of the family failed upstream, it answers
+// from the pages that arrived and returns the read's error for the
+// parents they leave.
+func (l *Planner) answerFromHand(ctx context.Context, p *childPlan) error {
 	if all := l.snapshot(p.class); all != nil {
 		p.answerFrom(all, true)
-		return
+		return nil
 	}
 	if all := l.awaitFamily(ctx, p.class); all != nil {
 		p.answerFrom(all, true)
-		return
+		return nil
 	}
 	for _, c := range []string{p.class, ""} {
 		if first := l.heldFirstPage(c); first != nil && !p.done() {
 			p.answerFromPage(first)
 		}
 	}
+	if f := l.failedFamily(p.class); f != nil {
+		p.answerFrom(f.held, false)
+		return f.err
+	}
+	return nil
 }
 
 // answerViaFamily reads the family's first page when the family could be
@@ -195,6 +208,9 @@ func (l *Planner) answerViaFamily(ctx context.Context, p *childPlan) error {
 	}
 	all, err := l.readFamily(ctx, p.class)
 	if err != nil {
+		if f := l.failedFamily(p.class); f != nil {
+			p.answerFrom(f.held, false)
+		}
 		return err
 	}
 	p.answerFrom(all, true)

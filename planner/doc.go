@@ -23,6 +23,8 @@
 //	                              | more than 100: paged like Categories                   | as Categories
 //	                              | else planned with every announced root (planParents):  |
 //	                              |   in hand (family read, first page with its list)      | 0
+//	                              |   a family read that failed upstream: the pages that   | 0 (no other plan: not the
+//	                              |     arrived, its error (e.g. 503) for the rest         |   family again, nor per parent)
 //	                              |   the family's list, when ceil(n/100) < parents left   | 1, then ceil(n/100)-1
 //	                              |   one filtered list per parent left                    | 1 each, in parallel
 //	Category / parent by id       | held by any answer of this operation                   | 0
@@ -45,10 +47,19 @@
 //	                              | the fewest pages of up to 100                          | 1–2 typically
 //	                              |   + one show per import when the selection reads what  |   + 1 each, reserved whole
 //	                              |   the list does not send (configuration, stats)        |
-//	Node by id (Nodes)            | held by any answer of this operation (waits for the    | 0
+//	Node by id (Nodes)            | every node field of the operation planned at once,     | the whole plan reserved
+//	                              |   its most calls reserved before any (ExpectNodes)     |   once: all or none (0)
+//	                              | held by any answer of this operation (waits for the    | 0
 //	                              |   operation's category root fields)                    |
-//	                              | kind known to this key (KindMemory): as that kind      | 1 (categories share pages)
-//	                              | unknown: category, chat and import lookups in parallel | ≤ 3 (budget checked first)
+//	                              | told "not found" before (KindNone: every lookup 404;   | 0 (null)
+//	                              |   per key, 10 min, forgotten by the key's writes)      |
+//	                              | kind category or unknown: the family's first page      | 1 for all (0 held); a large
+//	                              |   first (no chat/import lookup for those it finds)     |   family: min(shows, pages)
+//	                              | then chat/import kind, or unknown and not a category:  | min(ids, list pages) per
+//	                              |   a show each, or the kind's whole list (20 chats,     |   kind: 0–1 per known id;
+//	                              |   100 imports a page) when its pages are fewer and     |   3 for any number of ids
+//	                              |   the selection takes a list element (no messages,     |   in small lists
+//	                              |   no import configuration/stats/status detail)         |
 //	CreateChat / UpdateChat       | the write, once; if its answer is lost, one read      | 1 (+1 to settle)
 //	SendMessage / DeleteChat      |   settles it (ConfirmedByRead or OutcomeUnknownError)  |
 //	CreateCategory                | the same; before v0.7.1 (known): UnsupportedError      | 1 (+1) · 0

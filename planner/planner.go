@@ -151,7 +151,9 @@ type Planner struct {
 	kids       *batcher[ParentKey, []*restclient.Category]   // subcategory lists of roots
 	firstPages flight.Once[string, *restclient.CategoryPage] // family first pages, by classification
 	families   flight.Once[string, []*restclient.Category]   // whole family reads, by classification
+	faults     failedReads                                   // family reads that failed upstream, by classification
 	answered   rootFields                                    // root fields that hand out categories, once answered
+	nodes      nodeBatch                                     // node ids, planned together (node.go)
 }
 
 // New returns the data layer for one request made with apiKey.
@@ -354,6 +356,7 @@ func (l *Planner) chatsWritten(err error) {
 		return
 	}
 	l.memo.forget(restclient.Chats)
+	l.nodesWritten()
 	if l.shared.Generations != nil {
 		l.shared.Generations.Invalidate(l.apiKey, restclient.Chats)
 	}

@@ -2,6 +2,7 @@ package restclienttest
 
 import (
 	"context"
+	"hash/fnv"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -27,8 +28,9 @@ type Server struct {
 	minted   int           // records created at runtime, numbered for deterministic ids
 	held     chan struct{} // while non-nil, answers wait for it to close (Hold)
 	faults   Faults
-	rng      *rand.Rand // draws SetFaults failures; seeded, so runs repeat
-	version  Version    // set by New's options, then never changed
+	rng      *rand.Rand     // draws SetFaults failures; seeded, so runs repeat
+	sent     map[string]int // Faults.ByRequest: times each request was sent since SetFaults
+	version  Version        // set by New's options, then never changed
 
 	assistantDelay time.Duration // SetAssistant; negative: the assistant never answers
 	replies        int           // assistant replies delivered, numbered for variety
@@ -46,6 +48,14 @@ type Faults struct {
 	// answer, as a gateway timing out does. Otherwise nothing is touched.
 	AfterApply bool
 	Seed       uint64
+	// ByRequest draws each failure from the request itself (its key,
+	// method and URL, and how many times that same request was sent
+	// since SetFaults) rather than from the order requests arrive in:
+	// requests sent in parallel (the pages of a family read) then fail
+	// alike on every run, whatever the scheduling, and a retry of a
+	// request draws anew. Without it, one seeded sequence is drawn in
+	// arrival order.
+	ByRequest bool
 }
 
 // SetFaults sets the random failures (the zero Faults turns them off).
@@ -54,11 +64,39 @@ func (s *Server) SetFaults(f Faults) {
 	defer s.mu.Unlock()
 	s.faults = f
 	s.rng = rand.New(rand.NewPCG(f.Seed, f.Seed^0x9e3779b97f4a7c15))
+	s.sent = nil
 }
 
 // faulty draws whether this request fails; s.mu is held.
-func (s *Server) faulty() bool {
-	return s.faults.Rate > 0 && s.rng.Float64() < s.faults.Rate
+func (s *Server) faulty(r *http.Request, keyName string) bool {
+	if s.faults.Rate <= 0 {
+		return false
+	}
+	if !s.faults.ByRequest {
+		return s.rng.Float64() < s.faults.Rate
+	}
+	if s.sent == nil {
+		s.sent = map[string]int{}
+	}
+	id := keyName + "\x00" + r.Method + " " + r.URL.RequestURI()
+	n := s.sent[id]
+	s.sent[id] = n + 1
+	return drawFor(s.faults.Seed, id, n) < s.faults.Rate
+}
+
+// drawFor returns a number in [0, 1) that depends only on seed, the
+// request id and n (its times sent before).
+func drawFor(seed uint64, id string, n int) float64 {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(id))
+	x := h.Sum64() ^ seed ^ uint64(n)*0x9e3779b97f4a7c15
+	// splitmix64's finalizer: every input bit moves every output bit.
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return float64(x>>11) / (1 << 53)
 }
 
 // RevokeKey makes key unknown: from now on every request with it answers
@@ -185,7 +223,7 @@ func (s *Server) handle(r *http.Request, body []byte) (response, time.Duration) 
 		// An injected failure plays a proxy in front of the app: it answers
 		// as told, without the app's rate-limit headers, and touches no data.
 		resp = f.response()
-	} else if s.faulty() {
+	} else if s.faulty(r, keyName) {
 		if s.faults.AfterApply && rate.allowed {
 			s.dispatch(ep, &call{key: key, req: r, body: body, query: queryParams(r.URL.RawQuery), now: now})
 		}
