@@ -96,10 +96,9 @@ func (l *Planner) UpdateChat(ctx context.Context, id, title string) (Written, er
 }
 
 // afterWrite returns what a chat write that answered (chat, err) means for
-// the caller. When the answer was lost after the request was sent
-// (restclient.OutcomeUnknown), find looks for the write's effect with one
-// read: found, the write is answered as done (ConfirmedByRead); otherwise
-// the error is an *OutcomeUnknownError.
+// the caller: the answer, or, when it was lost after the request was sent,
+// what settle's one read (find) found (ConfirmedByRead), or an
+// *OutcomeUnknownError.
 func (l *Planner) afterWrite(ctx context.Context, chat *restclient.Chat, err error, action string,
 	find func(context.Context) (Written, error),
 ) (Written, error) {
@@ -110,22 +109,13 @@ func (l *Planner) afterWrite(ctx context.Context, chat *restclient.Chat, err err
 		}
 		return Written{Chat: chat}, nil
 	}
-	if !restclient.OutcomeUnknown(err) || errors.Is(ctx.Err(), context.Canceled) {
-		return Written{}, err
-	}
-	unknown := &OutcomeUnknownError{Action: action, cause: err}
-	readCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
-	defer cancel()
-	found, ferr := find(readCtx)
-	if ferr != nil {
-		return Written{}, unknown
-	}
-	unknown.Checked = true
-	if found.Chat == nil && found.Listed == nil {
-		return Written{}, unknown
-	}
-	found.ConfirmedByRead = true
-	return found, nil
+	found, confirmed, err := settle(ctx, err, &OutcomeUnknownError{Action: action},
+		func(ctx context.Context) (Written, bool, error) {
+			w, err := find(ctx)
+			return w, w.Chat != nil || w.Listed != nil, err
+		})
+	found.ConfirmedByRead = confirmed
+	return found, err
 }
 
 // settle decides what a write that failed with err means for the caller.

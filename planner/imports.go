@@ -132,8 +132,9 @@ func (l *Planner) lookUpImports(ctx context.Context, items []*restclient.ImportS
 	var wg sync.WaitGroup
 	for _, it := range items {
 		wg.Go(func() {
-			var err error
-			defer recoverInto(&err)
+			// The outcome, answer or error, stays in the memo for the
+			// field that asks; a panic must not end the process.
+			defer recoverInto(new(error))
 			_, _ = l.client.GetImport(ctx, it.ID)
 		})
 	}
