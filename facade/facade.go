@@ -757,17 +757,10 @@ type rateLimitReport struct {
 
 func newRateLimitReport(rl *restclient.RateLimit) *rateLimitReport {
 	r := &rateLimitReport{Unlimited: rl.Unlimited}
-	if rl.Unlimited {
-		return r
-	}
-	if rl.Limit >= 0 {
-		r.Limit = &rl.Limit
-	}
-	if rl.Remaining >= 0 {
-		r.Remaining = &rl.Remaining
-	}
-	if !rl.ResetAt.IsZero() {
-		at := rl.ResetAt.UTC().Format(time.RFC3339)
+	var resetAt *time.Time
+	r.Limit, r.Remaining, resetAt = rl.Sent()
+	if resetAt != nil {
+		at := resetAt.UTC().Format(time.RFC3339)
 		r.ResetAt = &at
 	}
 	return r

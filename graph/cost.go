@@ -95,13 +95,7 @@ func rootCalls(key *string) ComplexityRoot {
 	c.Query.Chat = func(_ int, id string) int { return lookupCalls(key, "chat", id) }
 	c.Query.Import = func(_ int, id string) int { return lookupCalls(key, "import", id) }
 	c.Query.Imports = func(_ int, first *int, after *string, last *int, before *string, status *string, typ *string) int {
-		var f planner.ImportFilter
-		if status != nil {
-			f.Status = *status
-		}
-		if typ != nil {
-			f.Type = *typ
-		}
+		f := importFilter(status, typ)
 		req, err := planner.ParseImports(f, pageArgs(first, after, last, before))
 		if err != nil {
 			return 0

@@ -20,6 +20,18 @@ func importConnection(ctx context.Context, res paging.Result[*restclient.ImportS
 	return &model.ImportConnection{Nodes: w.nodes, Edges: w.edges, PageInfo: w.info, TotalCount: w.total}
 }
 
+// importFilter is the filter of Query.imports' arguments.
+func importFilter(status, typ *string) planner.ImportFilter {
+	var f planner.ImportFilter
+	if status != nil {
+		f.Status = *status
+	}
+	if typ != nil {
+		f.Type = *typ
+	}
+	return f
+}
+
 // importLookupWanted returns what tells, for an import of the list,
 // whether the selection of the imports list reads what the list did not
 // send of it (configuration, stats beyond rowsCount, a flag of

@@ -203,21 +203,10 @@ func importStatsFromREST(s restclient.ImportStats) *model.ImportStats {
 // header, a reset a 429 did not give) is null.
 func rateLimitFromREST(rl *restclient.RateLimit) *model.RateLimit {
 	out := &model.RateLimit{Unlimited: rl.Unlimited}
-	if rl.Unlimited {
-		return out
-	}
-	if rl.Limit >= 0 {
-		out.Limit = &rl.Limit
-	}
-	if rl.Remaining >= 0 {
-		out.Remaining = &rl.Remaining
-	}
+	out.Limit, out.Remaining, out.ResetAt = rl.Sent()
 	if out.Limit != nil && out.Remaining != nil {
-		used := max(rl.Limit-rl.Remaining, 0)
+		used := max(*out.Limit-*out.Remaining, 0)
 		out.Used = &used
-	}
-	if !rl.ResetAt.IsZero() {
-		out.ResetAt = &rl.ResetAt
 	}
 	return out
 }

@@ -364,13 +364,7 @@ func (r *queryResolver) Import(ctx context.Context, id string) (*model.Import, e
 
 // Imports is the resolver for the imports field.
 func (r *queryResolver) Imports(ctx context.Context, first *int, after *string, last *int, before *string, status *string, typeArg *string) (*model.ImportConnection, error) {
-	var f planner.ImportFilter
-	if status != nil {
-		f.Status = *status
-	}
-	if typeArg != nil {
-		f.Type = *typeArg
-	}
+	f := importFilter(status, typeArg)
 	req, err := planner.ParseImports(f, pageArgs(first, after, last, before))
 	if err != nil {
 		return nil, err

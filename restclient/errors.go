@@ -276,6 +276,25 @@ type RateLimit struct {
 	ResetAt time.Time
 }
 
+// Sent returns what the headers said of the window, nil where they said
+// nothing: the numbers of an unlimited server, a missing or unreadable
+// header, a reset a 429 did not give. What callers show of a reading.
+func (rl RateLimit) Sent() (limit, remaining *int, resetAt *time.Time) {
+	if rl.Unlimited {
+		return nil, nil, nil
+	}
+	if rl.Limit >= 0 {
+		limit = &rl.Limit
+	}
+	if rl.Remaining >= 0 {
+		remaining = &rl.Remaining
+	}
+	if !rl.ResetAt.IsZero() {
+		resetAt = &rl.ResetAt
+	}
+	return limit, remaining, resetAt
+}
+
 // windowSlack absorbs the rounding of ResetAt (whole seconds, computed from
 // each answer's arrival time): readings whose resets differ by less belong
 // to the same window.
