@@ -358,13 +358,22 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 // What one replica learnt of the upstream server plans the calls of the
 // others; replicas in front of another server do not see it.
 func TestTraits_SharedByReplicas(t *testing.T) {
-	_, a, b := replicas(t)
+	srv := redistest.Start(t)
+	c := &clock{now: time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)}
+	a, b := open(t, srv, redisstate.Options{Now: c.Now}), open(t, srv, redisstate.Options{Now: c.Now})
 	const upstream = "https://sure.example.com/api/v1"
 	learnt, other := a.Traits(upstream), b.Traits(upstream)
-	if _, ok := other.Get(restcache.TraitClassification); ok {
-		t.Fatal("a trait nobody learnt is known")
+	before, _, _ := b.Counts()
+	for range 3 {
+		if _, ok := other.Get(restcache.TraitClassification); ok {
+			t.Fatal("a trait nobody learnt is known")
+		}
+	}
+	if after, _, _ := b.Counts(); after-before != 1 {
+		t.Errorf("3 asks of a trait Redis does not have cost %d round trips, want 1", after-before)
 	}
 	learnt.Learn(restcache.TraitClassification, restcache.TraitAbsent)
+	c.Add(10 * time.Second) // Redis is asked again after a miss this late
 	if v, ok := other.Get(restcache.TraitClassification); !ok || v != restcache.TraitAbsent {
 		t.Errorf("the other replica's Get = (%q, %t), want (%q, true)", v, ok, restcache.TraitAbsent)
 	}

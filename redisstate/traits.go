@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"suregql/restcache"
@@ -24,7 +25,19 @@ type Traits struct {
 	s     *Store
 	name  string
 	local restcache.Traits
+
+	// missed holds when Redis last had nothing of a trait: a trait no
+	// answer has shown yet (the page size of a server whose chats fit one
+	// page) is asked again only traitRecheck later, not by every request
+	// that plans with it. Bounded: the trait names are constants.
+	mu     sync.Mutex
+	missed map[string]time.Time
 }
+
+// traitRecheck is how long a trait Redis did not have is taken as unknown
+// before Redis is asked again: what another replica learnt meanwhile
+// reaches this one within it.
+const traitRecheck = 10 * time.Second
 
 // Traits returns the shared store of the traits of the upstream at
 // baseURL (replicas in front of different servers do not mix them).
@@ -40,17 +53,27 @@ func (t *Traits) Get(trait string) (string, bool) {
 	if v, ok := t.local.Get(trait); ok {
 		return v, true
 	}
+	now := t.s.now()
+	t.mu.Lock()
+	missedAt, missed := t.missed[trait]
+	t.mu.Unlock()
+	if missed && now.Sub(missedAt) < traitRecheck {
+		return "", false
+	}
 	var raw string
 	err := t.s.do(func(ctx context.Context) error {
 		var err error
 		raw, err = t.s.rdb.HGet(ctx, t.name, trait).Result()
 		return err
 	})
-	if err != nil {
-		return "", false
-	}
 	v, seen, ok := parseTrait(raw)
-	if !ok || t.s.now().Sub(seen) > restcache.TraitKeep {
+	if err != nil || !ok || now.Sub(seen) > restcache.TraitKeep {
+		t.mu.Lock()
+		if t.missed == nil {
+			t.missed = map[string]time.Time{}
+		}
+		t.missed[trait] = now
+		t.mu.Unlock()
 		return "", false
 	}
 	t.local.LearnSeen(trait, v, seen)
