@@ -19,9 +19,9 @@ import (
 
 	"github.com/goccy/go-yaml"
 
-	"suregql/facade"
-	"suregql/restclient"
-	"suregql/restclienttest"
+	"github.com/suregql/suregql/internal/facade"
+	"github.com/suregql/suregql/internal/fake/restclienttest"
+	"github.com/suregql/suregql/restclient"
 )
 
 // CI has no cluster, no Docker and no kubeconform: these tests read the

@@ -1,4 +1,4 @@
-module suregql
+module github.com/suregql/suregql
 
 go 1.26.8
 

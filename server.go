@@ -24,13 +24,13 @@ import (
 	"syscall"
 	"time"
 
-	"suregql/facade"
-	"suregql/metrics"
-	"suregql/redisstate"
-	"suregql/requestid"
-	"suregql/restclient"
-	"suregql/restclienttest"
-	"suregql/tracing"
+	"github.com/suregql/suregql/internal/edge/requestid"
+	"github.com/suregql/suregql/internal/facade"
+	"github.com/suregql/suregql/internal/fake/restclienttest"
+	"github.com/suregql/suregql/internal/observe/metrics"
+	"github.com/suregql/suregql/internal/observe/tracing"
+	"github.com/suregql/suregql/internal/state/redisstate"
+	"github.com/suregql/suregql/restclient"
 )
 
 func main() {

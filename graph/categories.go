@@ -5,10 +5,10 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 
-	"suregql/graph/model"
-	"suregql/paging"
-	"suregql/planner"
-	"suregql/restclient"
+	"github.com/suregql/suregql/graph/model"
+	"github.com/suregql/suregql/internal/planning/paging"
+	"github.com/suregql/suregql/internal/planning/planner"
+	"github.com/suregql/suregql/restclient"
 )
 
 // categoryConnection maps a window of a category list.

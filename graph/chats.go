@@ -9,10 +9,10 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 
-	"suregql/graph/model"
-	"suregql/paging"
-	"suregql/planner"
-	"suregql/restclient"
+	"github.com/suregql/suregql/graph/model"
+	"github.com/suregql/suregql/internal/planning/paging"
+	"github.com/suregql/suregql/internal/planning/planner"
+	"github.com/suregql/suregql/restclient"
 )
 
 // chatConnection maps a window of the chat list.

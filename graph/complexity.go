@@ -3,9 +3,9 @@ package graph
 import (
 	"math"
 
-	"suregql/graph/model"
-	"suregql/planner"
-	"suregql/restclient"
+	"github.com/suregql/suregql/graph/model"
+	"github.com/suregql/suregql/internal/planning/planner"
+	"github.com/suregql/suregql/restclient"
 )
 
 // Complexity is the cost model of the schema, for graph.Config.Complexity:

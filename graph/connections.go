@@ -5,8 +5,8 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 
-	"suregql/graph/model"
-	"suregql/paging"
+	"github.com/suregql/suregql/graph/model"
+	"github.com/suregql/suregql/internal/planning/paging"
 )
 
 func pageArgs(first *int, after *string, last *int, before *string) paging.Args {

@@ -8,9 +8,9 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 
-	"suregql/graph/model"
-	"suregql/planner"
-	"suregql/restclient"
+	"github.com/suregql/suregql/graph/model"
+	"github.com/suregql/suregql/internal/planning/planner"
+	"github.com/suregql/suregql/restclient"
 )
 
 // RootCost returns the fewest upstream calls the root fields of the

@@ -4,17 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/suregql/suregql/internal/limits/badinput"
 	"log/slog"
 	"math"
 	"net/http"
-	"suregql/badinput"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
-	"suregql/paging"
-	"suregql/planner"
-	"suregql/restclient"
+	"github.com/suregql/suregql/internal/planning/paging"
+	"github.com/suregql/suregql/internal/planning/planner"
+	"github.com/suregql/suregql/restclient"
 )
 
 // Error codes of extensions.code. They are part of the public contract.

@@ -16,9 +16,9 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
-	"suregql/paging"
-	"suregql/planner"
-	"suregql/restclient"
+	"github.com/suregql/suregql/internal/planning/paging"
+	"github.com/suregql/suregql/internal/planning/planner"
+	"github.com/suregql/suregql/restclient"
 )
 
 // secretKey stands for a caller's API key; upstreamURL for where the

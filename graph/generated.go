@@ -9,12 +9,12 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"suregql/graph/model"
 	"sync/atomic"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/introspection"
+	"github.com/suregql/suregql/graph/model"
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 )
@@ -2482,7 +2482,7 @@ func (ec *executionContext) field_Mutation_createCategory_args(ctx context.Conte
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.CreateCategoryInput, error) {
-			return ec.unmarshalNCreateCategoryInput2suregqlᚋgraphᚋmodelᚐCreateCategoryInput(ctx, v)
+			return ec.unmarshalNCreateCategoryInput2githubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐCreateCategoryInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -2496,7 +2496,7 @@ func (ec *executionContext) field_Mutation_createChat_args(ctx context.Context, 
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.CreateChatInput, error) {
-			return ec.unmarshalNCreateChatInput2suregqlᚋgraphᚋmodelᚐCreateChatInput(ctx, v)
+			return ec.unmarshalNCreateChatInput2githubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐCreateChatInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -2510,7 +2510,7 @@ func (ec *executionContext) field_Mutation_deleteChat_args(ctx context.Context, 
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.DeleteChatInput, error) {
-			return ec.unmarshalNDeleteChatInput2suregqlᚋgraphᚋmodelᚐDeleteChatInput(ctx, v)
+			return ec.unmarshalNDeleteChatInput2githubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐDeleteChatInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -2524,7 +2524,7 @@ func (ec *executionContext) field_Mutation_sendChatMessage_args(ctx context.Cont
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.SendChatMessageInput, error) {
-			return ec.unmarshalNSendChatMessageInput2suregqlᚋgraphᚋmodelᚐSendChatMessageInput(ctx, v)
+			return ec.unmarshalNSendChatMessageInput2githubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐSendChatMessageInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -2538,7 +2538,7 @@ func (ec *executionContext) field_Mutation_updateChat_args(ctx context.Context, 
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.UpdateChatInput, error) {
-			return ec.unmarshalNUpdateChatInput2suregqlᚋgraphᚋmodelᚐUpdateChatInput(ctx, v)
+			return ec.unmarshalNUpdateChatInput2githubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐUpdateChatInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -2598,7 +2598,7 @@ func (ec *executionContext) field_Query_categories_args(ctx context.Context, raw
 	args["before"] = arg3
 	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "classification",
 		func(ctx context.Context, v any) (*model.CategoryClassification, error) {
-			return ec.unmarshalOCategoryClassification2ᚖsuregqlᚋgraphᚋmodelᚐCategoryClassification(ctx, v)
+			return ec.unmarshalOCategoryClassification2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐCategoryClassification(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -2874,7 +2874,7 @@ func (ec *executionContext) _Category_classification(ctx context.Context, field 
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.CategoryClassification) graphql.Marshaler {
-			return ec.marshalOCategoryClassification2ᚖsuregqlᚋgraphᚋmodelᚐCategoryClassification(ctx, selections, v)
+			return ec.marshalOCategoryClassification2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐCategoryClassification(ctx, selections, v)
 		},
 		true,
 		false,
@@ -2913,7 +2913,7 @@ func (ec *executionContext) _Category_parent(ctx context.Context, field graphql.
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.Category) graphql.Marshaler {
-			return ec.marshalOCategory2ᚖsuregqlᚋgraphᚋmodelᚐCategory(ctx, selections, v)
+			return ec.marshalOCategory2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐCategory(ctx, selections, v)
 		},
 		true,
 		false,
@@ -2946,7 +2946,7 @@ func (ec *executionContext) _Category_subcategories(ctx context.Context, field g
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.CategoryConnection) graphql.Marshaler {
-			return ec.marshalOCategoryConnection2ᚖsuregqlᚋgraphᚋmodelᚐCategoryConnection(ctx, selections, v)
+			return ec.marshalOCategoryConnection2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐCategoryConnection(ctx, selections, v)
 		},
 		true,
 		false,
@@ -3043,7 +3043,7 @@ func (ec *executionContext) _CategoryConnection_edges(ctx context.Context, field
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.CategoryEdge) graphql.Marshaler {
-			return ec.marshalNCategoryEdge2ᚕᚖsuregqlᚋgraphᚋmodelᚐCategoryEdgeᚄ(ctx, selections, v)
+			return ec.marshalNCategoryEdge2ᚕᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐCategoryEdgeᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3075,7 +3075,7 @@ func (ec *executionContext) _CategoryConnection_nodes(ctx context.Context, field
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.Category) graphql.Marshaler {
-			return ec.marshalNCategory2ᚕᚖsuregqlᚋgraphᚋmodelᚐCategoryᚄ(ctx, selections, v)
+			return ec.marshalNCategory2ᚕᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐCategoryᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3107,7 +3107,7 @@ func (ec *executionContext) _CategoryConnection_pageInfo(ctx context.Context, fi
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
-			return ec.marshalNPageInfo2ᚖsuregqlᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3155,7 +3155,7 @@ func (ec *executionContext) _CategoryEdge_node(ctx context.Context, field graphq
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.Category) graphql.Marshaler {
-			return ec.marshalNCategory2ᚖsuregqlᚋgraphᚋmodelᚐCategory(ctx, selections, v)
+			return ec.marshalNCategory2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐCategory(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3304,7 +3304,7 @@ func (ec *executionContext) _Chat_messages(ctx context.Context, field graphql.Co
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.MessageConnection) graphql.Marshaler {
-			return ec.marshalOMessageConnection2ᚖsuregqlᚋgraphᚋmodelᚐMessageConnection(ctx, selections, v)
+			return ec.marshalOMessageConnection2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐMessageConnection(ctx, selections, v)
 		},
 		true,
 		false,
@@ -3347,7 +3347,7 @@ func (ec *executionContext) _ChatConnection_edges(ctx context.Context, field gra
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.ChatEdge) graphql.Marshaler {
-			return ec.marshalNChatEdge2ᚕᚖsuregqlᚋgraphᚋmodelᚐChatEdgeᚄ(ctx, selections, v)
+			return ec.marshalNChatEdge2ᚕᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐChatEdgeᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3379,7 +3379,7 @@ func (ec *executionContext) _ChatConnection_nodes(ctx context.Context, field gra
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.Chat) graphql.Marshaler {
-			return ec.marshalNChat2ᚕᚖsuregqlᚋgraphᚋmodelᚐChatᚄ(ctx, selections, v)
+			return ec.marshalNChat2ᚕᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐChatᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3411,7 +3411,7 @@ func (ec *executionContext) _ChatConnection_pageInfo(ctx context.Context, field 
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
-			return ec.marshalNPageInfo2ᚖsuregqlᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3459,7 +3459,7 @@ func (ec *executionContext) _ChatEdge_node(ctx context.Context, field graphql.Co
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.Chat) graphql.Marshaler {
-			return ec.marshalNChat2ᚖsuregqlᚋgraphᚋmodelᚐChat(ctx, selections, v)
+			return ec.marshalNChat2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐChat(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3491,7 +3491,7 @@ func (ec *executionContext) _CreateCategoryPayload_category(ctx context.Context,
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.Category) graphql.Marshaler {
-			return ec.marshalOCategory2ᚖsuregqlᚋgraphᚋmodelᚐCategory(ctx, selections, v)
+			return ec.marshalOCategory2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐCategory(ctx, selections, v)
 		},
 		true,
 		false,
@@ -3523,7 +3523,7 @@ func (ec *executionContext) _CreateCategoryPayload_userErrors(ctx context.Contex
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.UserError) graphql.Marshaler {
-			return ec.marshalNUserError2ᚕᚖsuregqlᚋgraphᚋmodelᚐUserErrorᚄ(ctx, selections, v)
+			return ec.marshalNUserError2ᚕᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐUserErrorᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3586,7 +3586,7 @@ func (ec *executionContext) _CreateChatPayload_chat(ctx context.Context, field g
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.Chat) graphql.Marshaler {
-			return ec.marshalOChat2ᚖsuregqlᚋgraphᚋmodelᚐChat(ctx, selections, v)
+			return ec.marshalOChat2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐChat(ctx, selections, v)
 		},
 		true,
 		false,
@@ -3618,7 +3618,7 @@ func (ec *executionContext) _CreateChatPayload_userErrors(ctx context.Context, f
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.UserError) graphql.Marshaler {
-			return ec.marshalNUserError2ᚕᚖsuregqlᚋgraphᚋmodelᚐUserErrorᚄ(ctx, selections, v)
+			return ec.marshalNUserError2ᚕᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐUserErrorᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3704,7 +3704,7 @@ func (ec *executionContext) _DeleteChatPayload_userErrors(ctx context.Context, f
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.UserError) graphql.Marshaler {
-			return ec.marshalNUserError2ᚕᚖsuregqlᚋgraphᚋmodelᚐUserErrorᚄ(ctx, selections, v)
+			return ec.marshalNUserError2ᚕᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐUserErrorᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3837,7 +3837,7 @@ func (ec *executionContext) _Import_configuration(ctx context.Context, field gra
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.ImportConfiguration) graphql.Marshaler {
-			return ec.marshalOImportConfiguration2ᚖsuregqlᚋgraphᚋmodelᚐImportConfiguration(ctx, selections, v)
+			return ec.marshalOImportConfiguration2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐImportConfiguration(ctx, selections, v)
 		},
 		true,
 		false,
@@ -3869,7 +3869,7 @@ func (ec *executionContext) _Import_stats(ctx context.Context, field graphql.Col
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.ImportStats) graphql.Marshaler {
-			return ec.marshalOImportStats2ᚖsuregqlᚋgraphᚋmodelᚐImportStats(ctx, selections, v)
+			return ec.marshalOImportStats2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐImportStats(ctx, selections, v)
 		},
 		true,
 		false,
@@ -3901,7 +3901,7 @@ func (ec *executionContext) _Import_statusDetail(ctx context.Context, field grap
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.ImportStatusDetail) graphql.Marshaler {
-			return ec.marshalOImportStatusDetail2ᚖsuregqlᚋgraphᚋmodelᚐImportStatusDetail(ctx, selections, v)
+			return ec.marshalOImportStatusDetail2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐImportStatusDetail(ctx, selections, v)
 		},
 		true,
 		false,
@@ -4209,7 +4209,7 @@ func (ec *executionContext) _ImportConnection_edges(ctx context.Context, field g
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.ImportEdge) graphql.Marshaler {
-			return ec.marshalNImportEdge2ᚕᚖsuregqlᚋgraphᚋmodelᚐImportEdgeᚄ(ctx, selections, v)
+			return ec.marshalNImportEdge2ᚕᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐImportEdgeᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4241,7 +4241,7 @@ func (ec *executionContext) _ImportConnection_nodes(ctx context.Context, field g
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.Import) graphql.Marshaler {
-			return ec.marshalNImport2ᚕᚖsuregqlᚋgraphᚋmodelᚐImportᚄ(ctx, selections, v)
+			return ec.marshalNImport2ᚕᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐImportᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4273,7 +4273,7 @@ func (ec *executionContext) _ImportConnection_pageInfo(ctx context.Context, fiel
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
-			return ec.marshalNPageInfo2ᚖsuregqlᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4321,7 +4321,7 @@ func (ec *executionContext) _ImportEdge_node(ctx context.Context, field graphql.
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.Import) graphql.Marshaler {
-			return ec.marshalNImport2ᚖsuregqlᚋgraphᚋmodelᚐImport(ctx, selections, v)
+			return ec.marshalNImport2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐImport(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4646,7 +4646,7 @@ func (ec *executionContext) _Message_toolCalls(ctx context.Context, field graphq
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.ToolCall) graphql.Marshaler {
-			return ec.marshalNToolCall2ᚕᚖsuregqlᚋgraphᚋmodelᚐToolCallᚄ(ctx, selections, v)
+			return ec.marshalNToolCall2ᚕᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐToolCallᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4747,7 +4747,7 @@ func (ec *executionContext) _MessageConnection_edges(ctx context.Context, field 
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.MessageEdge) graphql.Marshaler {
-			return ec.marshalNMessageEdge2ᚕᚖsuregqlᚋgraphᚋmodelᚐMessageEdgeᚄ(ctx, selections, v)
+			return ec.marshalNMessageEdge2ᚕᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐMessageEdgeᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4779,7 +4779,7 @@ func (ec *executionContext) _MessageConnection_nodes(ctx context.Context, field 
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.Message) graphql.Marshaler {
-			return ec.marshalNMessage2ᚕᚖsuregqlᚋgraphᚋmodelᚐMessageᚄ(ctx, selections, v)
+			return ec.marshalNMessage2ᚕᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐMessageᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4811,7 +4811,7 @@ func (ec *executionContext) _MessageConnection_pageInfo(ctx context.Context, fie
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
-			return ec.marshalNPageInfo2ᚖsuregqlᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4859,7 +4859,7 @@ func (ec *executionContext) _MessageEdge_node(ctx context.Context, field graphql
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.Message) graphql.Marshaler {
-			return ec.marshalNMessage2ᚖsuregqlᚋgraphᚋmodelᚐMessage(ctx, selections, v)
+			return ec.marshalNMessage2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐMessage(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4892,7 +4892,7 @@ func (ec *executionContext) _Mutation_createChat(ctx context.Context, field grap
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.CreateChatPayload) graphql.Marshaler {
-			return ec.marshalOCreateChatPayload2ᚖsuregqlᚋgraphᚋmodelᚐCreateChatPayload(ctx, selections, v)
+			return ec.marshalOCreateChatPayload2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐCreateChatPayload(ctx, selections, v)
 		},
 		true,
 		false,
@@ -4936,7 +4936,7 @@ func (ec *executionContext) _Mutation_updateChat(ctx context.Context, field grap
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.UpdateChatPayload) graphql.Marshaler {
-			return ec.marshalOUpdateChatPayload2ᚖsuregqlᚋgraphᚋmodelᚐUpdateChatPayload(ctx, selections, v)
+			return ec.marshalOUpdateChatPayload2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐUpdateChatPayload(ctx, selections, v)
 		},
 		true,
 		false,
@@ -4980,7 +4980,7 @@ func (ec *executionContext) _Mutation_sendChatMessage(ctx context.Context, field
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.SendChatMessagePayload) graphql.Marshaler {
-			return ec.marshalOSendChatMessagePayload2ᚖsuregqlᚋgraphᚋmodelᚐSendChatMessagePayload(ctx, selections, v)
+			return ec.marshalOSendChatMessagePayload2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐSendChatMessagePayload(ctx, selections, v)
 		},
 		true,
 		false,
@@ -5024,7 +5024,7 @@ func (ec *executionContext) _Mutation_deleteChat(ctx context.Context, field grap
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.DeleteChatPayload) graphql.Marshaler {
-			return ec.marshalODeleteChatPayload2ᚖsuregqlᚋgraphᚋmodelᚐDeleteChatPayload(ctx, selections, v)
+			return ec.marshalODeleteChatPayload2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐDeleteChatPayload(ctx, selections, v)
 		},
 		true,
 		false,
@@ -5068,7 +5068,7 @@ func (ec *executionContext) _Mutation_createCategory(ctx context.Context, field 
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.CreateCategoryPayload) graphql.Marshaler {
-			return ec.marshalOCreateCategoryPayload2ᚖsuregqlᚋgraphᚋmodelᚐCreateCategoryPayload(ctx, selections, v)
+			return ec.marshalOCreateCategoryPayload2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐCreateCategoryPayload(ctx, selections, v)
 		},
 		true,
 		false,
@@ -5174,7 +5174,7 @@ func (ec *executionContext) _Query_categories(ctx context.Context, field graphql
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.CategoryConnection) graphql.Marshaler {
-			return ec.marshalOCategoryConnection2ᚖsuregqlᚋgraphᚋmodelᚐCategoryConnection(ctx, selections, v)
+			return ec.marshalOCategoryConnection2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐCategoryConnection(ctx, selections, v)
 		},
 		true,
 		false,
@@ -5218,7 +5218,7 @@ func (ec *executionContext) _Query_category(ctx context.Context, field graphql.C
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.Category) graphql.Marshaler {
-			return ec.marshalOCategory2ᚖsuregqlᚋgraphᚋmodelᚐCategory(ctx, selections, v)
+			return ec.marshalOCategory2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐCategory(ctx, selections, v)
 		},
 		true,
 		false,
@@ -5262,7 +5262,7 @@ func (ec *executionContext) _Query_chats(ctx context.Context, field graphql.Coll
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.ChatConnection) graphql.Marshaler {
-			return ec.marshalOChatConnection2ᚖsuregqlᚋgraphᚋmodelᚐChatConnection(ctx, selections, v)
+			return ec.marshalOChatConnection2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐChatConnection(ctx, selections, v)
 		},
 		true,
 		false,
@@ -5306,7 +5306,7 @@ func (ec *executionContext) _Query_chat(ctx context.Context, field graphql.Colle
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.Chat) graphql.Marshaler {
-			return ec.marshalOChat2ᚖsuregqlᚋgraphᚋmodelᚐChat(ctx, selections, v)
+			return ec.marshalOChat2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐChat(ctx, selections, v)
 		},
 		true,
 		false,
@@ -5350,7 +5350,7 @@ func (ec *executionContext) _Query_import(ctx context.Context, field graphql.Col
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.Import) graphql.Marshaler {
-			return ec.marshalOImport2ᚖsuregqlᚋgraphᚋmodelᚐImport(ctx, selections, v)
+			return ec.marshalOImport2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐImport(ctx, selections, v)
 		},
 		true,
 		false,
@@ -5394,7 +5394,7 @@ func (ec *executionContext) _Query_imports(ctx context.Context, field graphql.Co
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.ImportConnection) graphql.Marshaler {
-			return ec.marshalOImportConnection2ᚖsuregqlᚋgraphᚋmodelᚐImportConnection(ctx, selections, v)
+			return ec.marshalOImportConnection2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐImportConnection(ctx, selections, v)
 		},
 		true,
 		false,
@@ -5438,7 +5438,7 @@ func (ec *executionContext) _Query_node(ctx context.Context, field graphql.Colle
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v model.Node) graphql.Marshaler {
-			return ec.marshalONode2suregqlᚋgraphᚋmodelᚐNode(ctx, selections, v)
+			return ec.marshalONode2githubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐNode(ctx, selections, v)
 		},
 		true,
 		false,
@@ -5482,7 +5482,7 @@ func (ec *executionContext) _Query_nodes(ctx context.Context, field graphql.Coll
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []model.Node) graphql.Marshaler {
-			return ec.marshalNNode2ᚕsuregqlᚋgraphᚋmodelᚐNode(ctx, selections, v)
+			return ec.marshalNNode2ᚕgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐNode(ctx, selections, v)
 		},
 		true,
 		true,
@@ -5525,7 +5525,7 @@ func (ec *executionContext) _Query_rateLimit(ctx context.Context, field graphql.
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.RateLimit) graphql.Marshaler {
-			return ec.marshalORateLimit2ᚖsuregqlᚋgraphᚋmodelᚐRateLimit(ctx, selections, v)
+			return ec.marshalORateLimit2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐRateLimit(ctx, selections, v)
 		},
 		true,
 		false,
@@ -5733,7 +5733,7 @@ func (ec *executionContext) _SendChatMessagePayload_message(ctx context.Context,
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.Message) graphql.Marshaler {
-			return ec.marshalOMessage2ᚖsuregqlᚋgraphᚋmodelᚐMessage(ctx, selections, v)
+			return ec.marshalOMessage2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐMessage(ctx, selections, v)
 		},
 		true,
 		false,
@@ -5765,7 +5765,7 @@ func (ec *executionContext) _SendChatMessagePayload_userErrors(ctx context.Conte
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.UserError) graphql.Marshaler {
-			return ec.marshalNUserError2ᚕᚖsuregqlᚋgraphᚋmodelᚐUserErrorᚄ(ctx, selections, v)
+			return ec.marshalNUserError2ᚕᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐUserErrorᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -5844,7 +5844,7 @@ func (ec *executionContext) _ToolCall_functionArguments(ctx context.Context, fie
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v model.JSON) graphql.Marshaler {
-			return ec.marshalNJSON2suregqlᚋgraphᚋmodelᚐJSON(ctx, selections, v)
+			return ec.marshalNJSON2githubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐJSON(ctx, selections, v)
 		},
 		true,
 		true,
@@ -5867,7 +5867,7 @@ func (ec *executionContext) _ToolCall_functionResult(ctx context.Context, field 
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.JSON) graphql.Marshaler {
-			return ec.marshalOJSON2ᚖsuregqlᚋgraphᚋmodelᚐJSON(ctx, selections, v)
+			return ec.marshalOJSON2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐJSON(ctx, selections, v)
 		},
 		true,
 		false,
@@ -5913,7 +5913,7 @@ func (ec *executionContext) _UpdateChatPayload_chat(ctx context.Context, field g
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.Chat) graphql.Marshaler {
-			return ec.marshalOChat2ᚖsuregqlᚋgraphᚋmodelᚐChat(ctx, selections, v)
+			return ec.marshalOChat2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐChat(ctx, selections, v)
 		},
 		true,
 		false,
@@ -5945,7 +5945,7 @@ func (ec *executionContext) _UpdateChatPayload_userErrors(ctx context.Context, f
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.UserError) graphql.Marshaler {
-			return ec.marshalNUserError2ᚕᚖsuregqlᚋgraphᚋmodelᚐUserErrorᚄ(ctx, selections, v)
+			return ec.marshalNUserError2ᚕᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐUserErrorᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -9797,11 +9797,11 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 	return res
 }
 
-func (ec *executionContext) marshalNCategory2ᚕᚖsuregqlᚋgraphᚋmodelᚐCategoryᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Category) graphql.Marshaler {
+func (ec *executionContext) marshalNCategory2ᚕᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐCategoryᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Category) graphql.Marshaler {
 	ret := marshalList(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNCategory2ᚖsuregqlᚋgraphᚋmodelᚐCategory(ctx, sel, v[i])
+		return ec.marshalNCategory2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐCategory(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -9813,7 +9813,7 @@ func (ec *executionContext) marshalNCategory2ᚕᚖsuregqlᚋgraphᚋmodelᚐCat
 	return ret
 }
 
-func (ec *executionContext) marshalNCategory2ᚖsuregqlᚋgraphᚋmodelᚐCategory(ctx context.Context, sel ast.SelectionSet, v *model.Category) graphql.Marshaler {
+func (ec *executionContext) marshalNCategory2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐCategory(ctx context.Context, sel ast.SelectionSet, v *model.Category) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -9823,11 +9823,11 @@ func (ec *executionContext) marshalNCategory2ᚖsuregqlᚋgraphᚋmodelᚐCatego
 	return ec._Category(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNCategoryEdge2ᚕᚖsuregqlᚋgraphᚋmodelᚐCategoryEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.CategoryEdge) graphql.Marshaler {
+func (ec *executionContext) marshalNCategoryEdge2ᚕᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐCategoryEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.CategoryEdge) graphql.Marshaler {
 	ret := marshalList(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNCategoryEdge2ᚖsuregqlᚋgraphᚋmodelᚐCategoryEdge(ctx, sel, v[i])
+		return ec.marshalNCategoryEdge2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐCategoryEdge(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -9839,7 +9839,7 @@ func (ec *executionContext) marshalNCategoryEdge2ᚕᚖsuregqlᚋgraphᚋmodel�
 	return ret
 }
 
-func (ec *executionContext) marshalNCategoryEdge2ᚖsuregqlᚋgraphᚋmodelᚐCategoryEdge(ctx context.Context, sel ast.SelectionSet, v *model.CategoryEdge) graphql.Marshaler {
+func (ec *executionContext) marshalNCategoryEdge2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐCategoryEdge(ctx context.Context, sel ast.SelectionSet, v *model.CategoryEdge) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -9849,11 +9849,11 @@ func (ec *executionContext) marshalNCategoryEdge2ᚖsuregqlᚋgraphᚋmodelᚐCa
 	return ec._CategoryEdge(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNChat2ᚕᚖsuregqlᚋgraphᚋmodelᚐChatᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Chat) graphql.Marshaler {
+func (ec *executionContext) marshalNChat2ᚕᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐChatᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Chat) graphql.Marshaler {
 	ret := marshalList(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNChat2ᚖsuregqlᚋgraphᚋmodelᚐChat(ctx, sel, v[i])
+		return ec.marshalNChat2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐChat(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -9865,7 +9865,7 @@ func (ec *executionContext) marshalNChat2ᚕᚖsuregqlᚋgraphᚋmodelᚐChatᚄ
 	return ret
 }
 
-func (ec *executionContext) marshalNChat2ᚖsuregqlᚋgraphᚋmodelᚐChat(ctx context.Context, sel ast.SelectionSet, v *model.Chat) graphql.Marshaler {
+func (ec *executionContext) marshalNChat2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐChat(ctx context.Context, sel ast.SelectionSet, v *model.Chat) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -9875,11 +9875,11 @@ func (ec *executionContext) marshalNChat2ᚖsuregqlᚋgraphᚋmodelᚐChat(ctx c
 	return ec._Chat(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNChatEdge2ᚕᚖsuregqlᚋgraphᚋmodelᚐChatEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ChatEdge) graphql.Marshaler {
+func (ec *executionContext) marshalNChatEdge2ᚕᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐChatEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ChatEdge) graphql.Marshaler {
 	ret := marshalList(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNChatEdge2ᚖsuregqlᚋgraphᚋmodelᚐChatEdge(ctx, sel, v[i])
+		return ec.marshalNChatEdge2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐChatEdge(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -9891,7 +9891,7 @@ func (ec *executionContext) marshalNChatEdge2ᚕᚖsuregqlᚋgraphᚋmodelᚐCha
 	return ret
 }
 
-func (ec *executionContext) marshalNChatEdge2ᚖsuregqlᚋgraphᚋmodelᚐChatEdge(ctx context.Context, sel ast.SelectionSet, v *model.ChatEdge) graphql.Marshaler {
+func (ec *executionContext) marshalNChatEdge2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐChatEdge(ctx context.Context, sel ast.SelectionSet, v *model.ChatEdge) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -9901,12 +9901,12 @@ func (ec *executionContext) marshalNChatEdge2ᚖsuregqlᚋgraphᚋmodelᚐChatEd
 	return ec._ChatEdge(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalNCreateCategoryInput2suregqlᚋgraphᚋmodelᚐCreateCategoryInput(ctx context.Context, v any) (model.CreateCategoryInput, error) {
+func (ec *executionContext) unmarshalNCreateCategoryInput2githubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐCreateCategoryInput(ctx context.Context, v any) (model.CreateCategoryInput, error) {
 	res, err := ec.unmarshalInputCreateCategoryInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) unmarshalNCreateChatInput2suregqlᚋgraphᚋmodelᚐCreateChatInput(ctx context.Context, v any) (model.CreateChatInput, error) {
+func (ec *executionContext) unmarshalNCreateChatInput2githubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐCreateChatInput(ctx context.Context, v any) (model.CreateChatInput, error) {
 	res, err := ec.unmarshalInputCreateChatInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
@@ -9927,7 +9927,7 @@ func (ec *executionContext) marshalNDateTime2timeᚐTime(ctx context.Context, se
 	return res
 }
 
-func (ec *executionContext) unmarshalNDeleteChatInput2suregqlᚋgraphᚋmodelᚐDeleteChatInput(ctx context.Context, v any) (model.DeleteChatInput, error) {
+func (ec *executionContext) unmarshalNDeleteChatInput2githubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐDeleteChatInput(ctx context.Context, v any) (model.DeleteChatInput, error) {
 	res, err := ec.unmarshalInputDeleteChatInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
@@ -9977,11 +9977,11 @@ func (ec *executionContext) marshalNID2ᚕstringᚄ(ctx context.Context, sel ast
 	return ret
 }
 
-func (ec *executionContext) marshalNImport2ᚕᚖsuregqlᚋgraphᚋmodelᚐImportᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Import) graphql.Marshaler {
+func (ec *executionContext) marshalNImport2ᚕᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐImportᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Import) graphql.Marshaler {
 	ret := marshalList(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNImport2ᚖsuregqlᚋgraphᚋmodelᚐImport(ctx, sel, v[i])
+		return ec.marshalNImport2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐImport(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -9993,7 +9993,7 @@ func (ec *executionContext) marshalNImport2ᚕᚖsuregqlᚋgraphᚋmodelᚐImpor
 	return ret
 }
 
-func (ec *executionContext) marshalNImport2ᚖsuregqlᚋgraphᚋmodelᚐImport(ctx context.Context, sel ast.SelectionSet, v *model.Import) graphql.Marshaler {
+func (ec *executionContext) marshalNImport2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐImport(ctx context.Context, sel ast.SelectionSet, v *model.Import) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -10003,11 +10003,11 @@ func (ec *executionContext) marshalNImport2ᚖsuregqlᚋgraphᚋmodelᚐImport(c
 	return ec._Import(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNImportEdge2ᚕᚖsuregqlᚋgraphᚋmodelᚐImportEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ImportEdge) graphql.Marshaler {
+func (ec *executionContext) marshalNImportEdge2ᚕᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐImportEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ImportEdge) graphql.Marshaler {
 	ret := marshalList(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNImportEdge2ᚖsuregqlᚋgraphᚋmodelᚐImportEdge(ctx, sel, v[i])
+		return ec.marshalNImportEdge2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐImportEdge(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -10019,7 +10019,7 @@ func (ec *executionContext) marshalNImportEdge2ᚕᚖsuregqlᚋgraphᚋmodelᚐI
 	return ret
 }
 
-func (ec *executionContext) marshalNImportEdge2ᚖsuregqlᚋgraphᚋmodelᚐImportEdge(ctx context.Context, sel ast.SelectionSet, v *model.ImportEdge) graphql.Marshaler {
+func (ec *executionContext) marshalNImportEdge2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐImportEdge(ctx context.Context, sel ast.SelectionSet, v *model.ImportEdge) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -10045,13 +10045,13 @@ func (ec *executionContext) marshalNInt2int(ctx context.Context, sel ast.Selecti
 	return res
 }
 
-func (ec *executionContext) unmarshalNJSON2suregqlᚋgraphᚋmodelᚐJSON(ctx context.Context, v any) (model.JSON, error) {
+func (ec *executionContext) unmarshalNJSON2githubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐJSON(ctx context.Context, v any) (model.JSON, error) {
 	var res model.JSON
 	err := res.UnmarshalGQL(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNJSON2suregqlᚋgraphᚋmodelᚐJSON(ctx context.Context, sel ast.SelectionSet, v model.JSON) graphql.Marshaler {
+func (ec *executionContext) marshalNJSON2githubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐJSON(ctx context.Context, sel ast.SelectionSet, v model.JSON) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -10061,11 +10061,11 @@ func (ec *executionContext) marshalNJSON2suregqlᚋgraphᚋmodelᚐJSON(ctx cont
 	return v
 }
 
-func (ec *executionContext) marshalNMessage2ᚕᚖsuregqlᚋgraphᚋmodelᚐMessageᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Message) graphql.Marshaler {
+func (ec *executionContext) marshalNMessage2ᚕᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐMessageᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Message) graphql.Marshaler {
 	ret := marshalList(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNMessage2ᚖsuregqlᚋgraphᚋmodelᚐMessage(ctx, sel, v[i])
+		return ec.marshalNMessage2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐMessage(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -10077,7 +10077,7 @@ func (ec *executionContext) marshalNMessage2ᚕᚖsuregqlᚋgraphᚋmodelᚐMess
 	return ret
 }
 
-func (ec *executionContext) marshalNMessage2ᚖsuregqlᚋgraphᚋmodelᚐMessage(ctx context.Context, sel ast.SelectionSet, v *model.Message) graphql.Marshaler {
+func (ec *executionContext) marshalNMessage2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐMessage(ctx context.Context, sel ast.SelectionSet, v *model.Message) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -10087,11 +10087,11 @@ func (ec *executionContext) marshalNMessage2ᚖsuregqlᚋgraphᚋmodelᚐMessage
 	return ec._Message(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNMessageEdge2ᚕᚖsuregqlᚋgraphᚋmodelᚐMessageEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.MessageEdge) graphql.Marshaler {
+func (ec *executionContext) marshalNMessageEdge2ᚕᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐMessageEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.MessageEdge) graphql.Marshaler {
 	ret := marshalList(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNMessageEdge2ᚖsuregqlᚋgraphᚋmodelᚐMessageEdge(ctx, sel, v[i])
+		return ec.marshalNMessageEdge2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐMessageEdge(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -10103,7 +10103,7 @@ func (ec *executionContext) marshalNMessageEdge2ᚕᚖsuregqlᚋgraphᚋmodelᚐ
 	return ret
 }
 
-func (ec *executionContext) marshalNMessageEdge2ᚖsuregqlᚋgraphᚋmodelᚐMessageEdge(ctx context.Context, sel ast.SelectionSet, v *model.MessageEdge) graphql.Marshaler {
+func (ec *executionContext) marshalNMessageEdge2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐMessageEdge(ctx context.Context, sel ast.SelectionSet, v *model.MessageEdge) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -10113,17 +10113,17 @@ func (ec *executionContext) marshalNMessageEdge2ᚖsuregqlᚋgraphᚋmodelᚐMes
 	return ec._MessageEdge(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNNode2ᚕsuregqlᚋgraphᚋmodelᚐNode(ctx context.Context, sel ast.SelectionSet, v []model.Node) graphql.Marshaler {
+func (ec *executionContext) marshalNNode2ᚕgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐNode(ctx context.Context, sel ast.SelectionSet, v []model.Node) graphql.Marshaler {
 	ret := marshalList(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalONode2suregqlᚋgraphᚋmodelᚐNode(ctx, sel, v[i])
+		return ec.marshalONode2githubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐNode(ctx, sel, v[i])
 	})
 
 	return ret
 }
 
-func (ec *executionContext) marshalNPageInfo2ᚖsuregqlᚋgraphᚋmodelᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -10133,7 +10133,7 @@ func (ec *executionContext) marshalNPageInfo2ᚖsuregqlᚋgraphᚋmodelᚐPageIn
 	return ec._PageInfo(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalNSendChatMessageInput2suregqlᚋgraphᚋmodelᚐSendChatMessageInput(ctx context.Context, v any) (model.SendChatMessageInput, error) {
+func (ec *executionContext) unmarshalNSendChatMessageInput2githubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐSendChatMessageInput(ctx context.Context, v any) (model.SendChatMessageInput, error) {
 	res, err := ec.unmarshalInputSendChatMessageInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
@@ -10154,11 +10154,11 @@ func (ec *executionContext) marshalNString2string(ctx context.Context, sel ast.S
 	return res
 }
 
-func (ec *executionContext) marshalNToolCall2ᚕᚖsuregqlᚋgraphᚋmodelᚐToolCallᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ToolCall) graphql.Marshaler {
+func (ec *executionContext) marshalNToolCall2ᚕᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐToolCallᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ToolCall) graphql.Marshaler {
 	ret := marshalList(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNToolCall2ᚖsuregqlᚋgraphᚋmodelᚐToolCall(ctx, sel, v[i])
+		return ec.marshalNToolCall2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐToolCall(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -10170,7 +10170,7 @@ func (ec *executionContext) marshalNToolCall2ᚕᚖsuregqlᚋgraphᚋmodelᚐToo
 	return ret
 }
 
-func (ec *executionContext) marshalNToolCall2ᚖsuregqlᚋgraphᚋmodelᚐToolCall(ctx context.Context, sel ast.SelectionSet, v *model.ToolCall) graphql.Marshaler {
+func (ec *executionContext) marshalNToolCall2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐToolCall(ctx context.Context, sel ast.SelectionSet, v *model.ToolCall) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -10180,16 +10180,16 @@ func (ec *executionContext) marshalNToolCall2ᚖsuregqlᚋgraphᚋmodelᚐToolCa
 	return ec._ToolCall(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalNUpdateChatInput2suregqlᚋgraphᚋmodelᚐUpdateChatInput(ctx context.Context, v any) (model.UpdateChatInput, error) {
+func (ec *executionContext) unmarshalNUpdateChatInput2githubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐUpdateChatInput(ctx context.Context, v any) (model.UpdateChatInput, error) {
 	res, err := ec.unmarshalInputUpdateChatInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNUserError2ᚕᚖsuregqlᚋgraphᚋmodelᚐUserErrorᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.UserError) graphql.Marshaler {
+func (ec *executionContext) marshalNUserError2ᚕᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐUserErrorᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.UserError) graphql.Marshaler {
 	ret := marshalList(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNUserError2ᚖsuregqlᚋgraphᚋmodelᚐUserError(ctx, sel, v[i])
+		return ec.marshalNUserError2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐUserError(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -10201,7 +10201,7 @@ func (ec *executionContext) marshalNUserError2ᚕᚖsuregqlᚋgraphᚋmodelᚐUs
 	return ret
 }
 
-func (ec *executionContext) marshalNUserError2ᚖsuregqlᚋgraphᚋmodelᚐUserError(ctx context.Context, sel ast.SelectionSet, v *model.UserError) graphql.Marshaler {
+func (ec *executionContext) marshalNUserError2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐUserError(ctx context.Context, sel ast.SelectionSet, v *model.UserError) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -10381,14 +10381,14 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	return res
 }
 
-func (ec *executionContext) marshalOCategory2ᚖsuregqlᚋgraphᚋmodelᚐCategory(ctx context.Context, sel ast.SelectionSet, v *model.Category) graphql.Marshaler {
+func (ec *executionContext) marshalOCategory2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐCategory(ctx context.Context, sel ast.SelectionSet, v *model.Category) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._Category(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalOCategoryClassification2ᚖsuregqlᚋgraphᚋmodelᚐCategoryClassification(ctx context.Context, v any) (*model.CategoryClassification, error) {
+func (ec *executionContext) unmarshalOCategoryClassification2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐCategoryClassification(ctx context.Context, v any) (*model.CategoryClassification, error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -10397,42 +10397,42 @@ func (ec *executionContext) unmarshalOCategoryClassification2ᚖsuregqlᚋgraph�
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalOCategoryClassification2ᚖsuregqlᚋgraphᚋmodelᚐCategoryClassification(ctx context.Context, sel ast.SelectionSet, v *model.CategoryClassification) graphql.Marshaler {
+func (ec *executionContext) marshalOCategoryClassification2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐCategoryClassification(ctx context.Context, sel ast.SelectionSet, v *model.CategoryClassification) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return v
 }
 
-func (ec *executionContext) marshalOCategoryConnection2ᚖsuregqlᚋgraphᚋmodelᚐCategoryConnection(ctx context.Context, sel ast.SelectionSet, v *model.CategoryConnection) graphql.Marshaler {
+func (ec *executionContext) marshalOCategoryConnection2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐCategoryConnection(ctx context.Context, sel ast.SelectionSet, v *model.CategoryConnection) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._CategoryConnection(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOChat2ᚖsuregqlᚋgraphᚋmodelᚐChat(ctx context.Context, sel ast.SelectionSet, v *model.Chat) graphql.Marshaler {
+func (ec *executionContext) marshalOChat2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐChat(ctx context.Context, sel ast.SelectionSet, v *model.Chat) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._Chat(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOChatConnection2ᚖsuregqlᚋgraphᚋmodelᚐChatConnection(ctx context.Context, sel ast.SelectionSet, v *model.ChatConnection) graphql.Marshaler {
+func (ec *executionContext) marshalOChatConnection2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐChatConnection(ctx context.Context, sel ast.SelectionSet, v *model.ChatConnection) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._ChatConnection(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOCreateCategoryPayload2ᚖsuregqlᚋgraphᚋmodelᚐCreateCategoryPayload(ctx context.Context, sel ast.SelectionSet, v *model.CreateCategoryPayload) graphql.Marshaler {
+func (ec *executionContext) marshalOCreateCategoryPayload2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐCreateCategoryPayload(ctx context.Context, sel ast.SelectionSet, v *model.CreateCategoryPayload) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._CreateCategoryPayload(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOCreateChatPayload2ᚖsuregqlᚋgraphᚋmodelᚐCreateChatPayload(ctx context.Context, sel ast.SelectionSet, v *model.CreateChatPayload) graphql.Marshaler {
+func (ec *executionContext) marshalOCreateChatPayload2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐCreateChatPayload(ctx context.Context, sel ast.SelectionSet, v *model.CreateChatPayload) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
@@ -10457,7 +10457,7 @@ func (ec *executionContext) marshalODateTime2ᚖtimeᚐTime(ctx context.Context,
 	return res
 }
 
-func (ec *executionContext) marshalODeleteChatPayload2ᚖsuregqlᚋgraphᚋmodelᚐDeleteChatPayload(ctx context.Context, sel ast.SelectionSet, v *model.DeleteChatPayload) graphql.Marshaler {
+func (ec *executionContext) marshalODeleteChatPayload2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐDeleteChatPayload(ctx context.Context, sel ast.SelectionSet, v *model.DeleteChatPayload) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
@@ -10482,35 +10482,35 @@ func (ec *executionContext) marshalOID2ᚖstring(ctx context.Context, sel ast.Se
 	return res
 }
 
-func (ec *executionContext) marshalOImport2ᚖsuregqlᚋgraphᚋmodelᚐImport(ctx context.Context, sel ast.SelectionSet, v *model.Import) graphql.Marshaler {
+func (ec *executionContext) marshalOImport2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐImport(ctx context.Context, sel ast.SelectionSet, v *model.Import) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._Import(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOImportConfiguration2ᚖsuregqlᚋgraphᚋmodelᚐImportConfiguration(ctx context.Context, sel ast.SelectionSet, v *model.ImportConfiguration) graphql.Marshaler {
+func (ec *executionContext) marshalOImportConfiguration2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐImportConfiguration(ctx context.Context, sel ast.SelectionSet, v *model.ImportConfiguration) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._ImportConfiguration(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOImportConnection2ᚖsuregqlᚋgraphᚋmodelᚐImportConnection(ctx context.Context, sel ast.SelectionSet, v *model.ImportConnection) graphql.Marshaler {
+func (ec *executionContext) marshalOImportConnection2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐImportConnection(ctx context.Context, sel ast.SelectionSet, v *model.ImportConnection) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._ImportConnection(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOImportStats2ᚖsuregqlᚋgraphᚋmodelᚐImportStats(ctx context.Context, sel ast.SelectionSet, v *model.ImportStats) graphql.Marshaler {
+func (ec *executionContext) marshalOImportStats2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐImportStats(ctx context.Context, sel ast.SelectionSet, v *model.ImportStats) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._ImportStats(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOImportStatusDetail2ᚖsuregqlᚋgraphᚋmodelᚐImportStatusDetail(ctx context.Context, sel ast.SelectionSet, v *model.ImportStatusDetail) graphql.Marshaler {
+func (ec *executionContext) marshalOImportStatusDetail2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐImportStatusDetail(ctx context.Context, sel ast.SelectionSet, v *model.ImportStatusDetail) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
@@ -10535,7 +10535,7 @@ func (ec *executionContext) marshalOInt2ᚖint(ctx context.Context, sel ast.Sele
 	return res
 }
 
-func (ec *executionContext) unmarshalOJSON2ᚖsuregqlᚋgraphᚋmodelᚐJSON(ctx context.Context, v any) (*model.JSON, error) {
+func (ec *executionContext) unmarshalOJSON2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐJSON(ctx context.Context, v any) (*model.JSON, error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -10544,42 +10544,42 @@ func (ec *executionContext) unmarshalOJSON2ᚖsuregqlᚋgraphᚋmodelᚐJSON(ctx
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalOJSON2ᚖsuregqlᚋgraphᚋmodelᚐJSON(ctx context.Context, sel ast.SelectionSet, v *model.JSON) graphql.Marshaler {
+func (ec *executionContext) marshalOJSON2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐJSON(ctx context.Context, sel ast.SelectionSet, v *model.JSON) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return v
 }
 
-func (ec *executionContext) marshalOMessage2ᚖsuregqlᚋgraphᚋmodelᚐMessage(ctx context.Context, sel ast.SelectionSet, v *model.Message) graphql.Marshaler {
+func (ec *executionContext) marshalOMessage2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐMessage(ctx context.Context, sel ast.SelectionSet, v *model.Message) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._Message(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOMessageConnection2ᚖsuregqlᚋgraphᚋmodelᚐMessageConnection(ctx context.Context, sel ast.SelectionSet, v *model.MessageConnection) graphql.Marshaler {
+func (ec *executionContext) marshalOMessageConnection2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐMessageConnection(ctx context.Context, sel ast.SelectionSet, v *model.MessageConnection) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._MessageConnection(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalONode2suregqlᚋgraphᚋmodelᚐNode(ctx context.Context, sel ast.SelectionSet, v model.Node) graphql.Marshaler {
+func (ec *executionContext) marshalONode2githubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐNode(ctx context.Context, sel ast.SelectionSet, v model.Node) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._Node(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalORateLimit2ᚖsuregqlᚋgraphᚋmodelᚐRateLimit(ctx context.Context, sel ast.SelectionSet, v *model.RateLimit) graphql.Marshaler {
+func (ec *executionContext) marshalORateLimit2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐRateLimit(ctx context.Context, sel ast.SelectionSet, v *model.RateLimit) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._RateLimit(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOSendChatMessagePayload2ᚖsuregqlᚋgraphᚋmodelᚐSendChatMessagePayload(ctx context.Context, sel ast.SelectionSet, v *model.SendChatMessagePayload) graphql.Marshaler {
+func (ec *executionContext) marshalOSendChatMessagePayload2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐSendChatMessagePayload(ctx context.Context, sel ast.SelectionSet, v *model.SendChatMessagePayload) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
@@ -10639,7 +10639,7 @@ func (ec *executionContext) marshalOString2ᚖstring(ctx context.Context, sel as
 	return res
 }
 
-func (ec *executionContext) marshalOUpdateChatPayload2ᚖsuregqlᚋgraphᚋmodelᚐUpdateChatPayload(ctx context.Context, sel ast.SelectionSet, v *model.UpdateChatPayload) graphql.Marshaler {
+func (ec *executionContext) marshalOUpdateChatPayload2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐUpdateChatPayload(ctx context.Context, sel ast.SelectionSet, v *model.UpdateChatPayload) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}

@@ -6,10 +6,10 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 
-	"suregql/graph/model"
-	"suregql/paging"
-	"suregql/planner"
-	"suregql/restclient"
+	"github.com/suregql/suregql/graph/model"
+	"github.com/suregql/suregql/internal/planning/paging"
+	"github.com/suregql/suregql/internal/planning/planner"
+	"github.com/suregql/suregql/restclient"
 )
 
 // importConnection maps a window of the imports list.

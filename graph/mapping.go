@@ -3,9 +3,9 @@ package graph
 import (
 	"strings"
 
-	"suregql/graph/model"
-	"suregql/planner"
-	"suregql/restclient"
+	"github.com/suregql/suregql/graph/model"
+	"github.com/suregql/suregql/internal/planning/planner"
+	"github.com/suregql/suregql/restclient"
 )
 
 // categoryFromREST maps an upstream category. A classification the

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"suregql/graph/model"
-	"suregql/restclient"
+	"github.com/suregql/suregql/graph/model"
+	"github.com/suregql/suregql/restclient"
 )
 
 // show renders v for a failure message: pointers are followed, so two

@@ -8,10 +8,10 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 
-	"suregql/badinput"
-	"suregql/graph/model"
-	"suregql/planner"
-	"suregql/restclient"
+	"github.com/suregql/suregql/graph/model"
+	"github.com/suregql/suregql/internal/limits/badinput"
+	"github.com/suregql/suregql/internal/planning/planner"
+	"github.com/suregql/suregql/restclient"
 )
 
 // nodeIDs checks the ids of Query.nodes: at most planner.MaxNodes, each a

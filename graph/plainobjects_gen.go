@@ -8,7 +8,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 
-	"suregql/graph/model"
+	"github.com/suregql/suregql/graph/model"
 )
 
 // plainCategory marshals a Category whose selection reads nothing but its plain

@@ -8,12 +8,12 @@ package graph
 import (
 	"context"
 	"strings"
-	"suregql/graph/model"
-	"suregql/planner"
-	"suregql/restclient"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/suregql/suregql/graph/model"
+	"github.com/suregql/suregql/internal/planning/planner"
+	"github.com/suregql/suregql/restclient"
 )
 
 // Parent is the resolver for the parent field.

@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"testing"
 
-	"suregql/restclienttest"
+	"github.com/suregql/suregql/internal/fake/restclienttest"
 )
 
 // decodeAnswer must read every answer of the Sure API as encoding/json

@@ -2,10 +2,10 @@ package restclient
 
 import (
 	"context"
+	"github.com/suregql/suregql/internal/limits/badinput"
 	"net/http"
 	"net/url"
 	"strconv"
-	"suregql/badinput"
 
 	"github.com/google/uuid"
 )

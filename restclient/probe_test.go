@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"suregql/restclient"
-	"suregql/restclienttest"
+	"github.com/suregql/suregql/internal/fake/restclienttest"
+	"github.com/suregql/suregql/restclient"
 )
 
 // Probe tells a Sure server from anything else, and spends no key: the

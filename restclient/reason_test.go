@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"suregql/restclient"
+	"github.com/suregql/suregql/restclient"
 )
 
 // TestUnavailableError_Reason provokes each failure for real on loopback

@@ -28,10 +28,10 @@ import (
 	"sync"
 	"time"
 
-	"suregql/facade"
-	"suregql/paging"
-	"suregql/restclient"
-	"suregql/restclienttest"
+	"github.com/suregql/suregql/internal/facade"
+	"github.com/suregql/suregql/internal/fake/restclienttest"
+	"github.com/suregql/suregql/internal/planning/paging"
+	"github.com/suregql/suregql/restclient"
 )
 
 // op is one operation of the workload.

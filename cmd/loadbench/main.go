@@ -48,7 +48,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"suregql/restclienttest"
+	"github.com/suregql/suregql/internal/fake/restclienttest"
 )
 
 // Bounds on the flags, so that a typo cannot turn the benchmark into a

@@ -11,9 +11,9 @@ import (
 	"strconv"
 	"time"
 
-	"suregql/facade"
-	"suregql/restclient"
-	"suregql/restclienttest"
+	"github.com/suregql/suregql/internal/facade"
+	"github.com/suregql/suregql/internal/fake/restclienttest"
+	"github.com/suregql/suregql/restclient"
 )
 
 // How the facade under test runs (-ours).
@@ -72,7 +72,7 @@ func startOursProcess(ctx context.Context, upURL string) (*serverProcess, error)
 		return nil, err
 	}
 	bin := filepath.Join(dir, "suregql")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "suregql")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/suregql/suregql")
 	if out, err := build.CombinedOutput(); err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("go build suregql: %w\n%s", err, out)

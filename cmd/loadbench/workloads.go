@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"strings"
 
-	"suregql/restclienttest"
+	"github.com/suregql/suregql/internal/fake/restclienttest"
 )
 
 // workload is one operation, repeated, as each implementation asks it.

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"suregql/restclienttest"
+	"github.com/suregql/suregql/internal/fake/restclienttest"
 )
 
 func TestVerify(t *testing.T) {

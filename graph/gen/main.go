@@ -294,7 +294,7 @@ func marshalPlainObjects(path, pkg string, fields []plainField) error {
 	fmt.Fprintf(&file, "package %s\n\nimport (\n\t\"context\"\n\n", pkg)
 	fmt.Fprintf(&file, "\t\"github.com/99designs/gqlgen/graphql\"\n\t\"github.com/vektah/gqlparser/v2/ast\"\n")
 	if bytes.Contains(b.Bytes(), []byte(" *model.")) {
-		fmt.Fprintf(&file, "\n\t\"suregql/graph/model\"\n")
+		fmt.Fprintf(&file, "\n\t\"github.com/suregql/suregql/graph/model\"\n")
 	}
 	fmt.Fprintf(&file, ")\n")
 	file.Write(b.Bytes())

@@ -6,7 +6,7 @@ package model
 import (
 	"time"
 
-	"suregql/restclient"
+	"github.com/suregql/suregql/restclient"
 )
 
 // Category is a category as the upstream described it. Parent and

@@ -1,0 +1,794 @@
+// Package facade assembles the whole HTTP server of the GraphQL facade: the
+// GraphQL endpoint with its transports, limits and error presenter, the
+// GraphiQL playground and the health check. server.go and the end-to-end
+// tests both use New, so tests exercise the production wiring.
+package facade
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler"
+	"github.com/99designs/gqlgen/graphql/handler/extension"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/rs/cors"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/suregql/suregql/graph"
+	"github.com/suregql/suregql/internal/edge/graphiql"
+	"github.com/suregql/suregql/internal/edge/requestid"
+	"github.com/suregql/suregql/internal/limits/querylimit"
+	"github.com/suregql/suregql/internal/observe/metrics"
+	"github.com/suregql/suregql/internal/observe/tracing"
+	"github.com/suregql/suregql/internal/planning/planner"
+	"github.com/suregql/suregql/internal/state/callerkey"
+	"github.com/suregql/suregql/internal/state/redisstate"
+	"github.com/suregql/suregql/internal/state/restcache"
+	"github.com/suregql/suregql/restclient"
+)
+
+// Limits on what one request may ask of the server itself. The limits on
+// the document are querylimit's defaults (MaxDepth is configurable).
+const (
+	maxBodyBytes = 128 << 10 // a document is at most 64 KiB (querylimit); variables are small
+	// complexityLimit bounds graph.Complexity, about one unit per value
+	// of the answer: 4× the README's demo tree (20,601) and the tree of
+	// 100 roots with 50 subcategories each (25,301); the schema's cycle
+	// (subcategories → parent → subcategories) passes it at the fourth
+	// lap with the default page (1.2 million).
+	complexityLimit = 100_000
+	// The persisted-query cache holds query texts by hash.
+	persistedQueryCacheBytes = 4 << 20
+)
+
+// Config configures the handler.
+type Config struct {
+	// Upstream is the client of the Sure server; each request derives a
+	// copy keyed with the caller's X-Api-Key.
+	Upstream *restclient.Client
+	// Log receives unexpected errors; nil means slog.Default().
+	Log *slog.Logger
+	// PlaygroundAPIKey pre-fills the playground's X-Api-Key header (the demo
+	// key in demo mode); empty leaves a blank value to fill in.
+	PlaygroundAPIKey string
+	// DisablePlayground leaves out the GraphiQL playground (/ and its
+	// scripts answer 404).
+	DisablePlayground bool
+	// DisableIntrospection refuses __schema and __type with
+	// INTROSPECTION_DISABLED; __typename still answers.
+	DisableIntrospection bool
+	// MaxUpstreamCalls caps the upstream calls of one operation (0: no
+	// cap). An operation may also spend at most a quarter of the key's
+	// hourly limit (25 calls of a standard key), see planner.Budget.
+	MaxUpstreamCalls int
+	// CacheTTL turns on a per-key cache of GET answers kept that long;
+	// 0 leaves it off.
+	CacheTTL time.Duration
+	// CacheSize bounds the cache (answers kept); 0 means DefaultCacheSize.
+	CacheSize int
+	// Coalescer shares identical GETs in flight between requests of one
+	// key; nil makes a new one. Tests pass their own to watch it. New
+	// gives it the handler's numbering of writes (its Generations field)
+	// when it has none: a coalescer passed in belongs to the handler from
+	// then on, and must not serve another.
+	Coalescer *restcache.Coalescer
+	// OperationTimeout bounds one request to /graphql: its context ends
+	// then, so resolvers and upstream calls stop and unfinished fields
+	// answer UPSTREAM_UNAVAILABLE with reason "timeout". 0 means
+	// DefaultOperationTimeout.
+	OperationTimeout time.Duration
+	// CORSOrigins lets pages of these origins (exact, as a browser sends
+	// them in Origin, e.g. "https://app.example.com", or "*" for any) call
+	// /graphql from the browser; empty turns CORS off.
+	CORSOrigins []string
+	// MaxDepth bounds how deep fields nest in an operation; 0 means
+	// DefaultMaxDepth.
+	MaxDepth int
+	// MaxResponseBytes caps the data of one answer; 0 means
+	// DefaultMaxResponseBytes.
+	MaxResponseBytes int
+	// MaxBatch bounds the operations of one batched POST (a JSON array of
+	// requests, answered with an array; see answerBatch); 0 means
+	// DefaultMaxBatch, 1 turns batching off in effect.
+	MaxBatch int
+	// QueryCacheBytes bounds the cache of parsed and validated queries;
+	// 0 means DefaultQueryCacheBytes.
+	QueryCacheBytes int
+	// Demo says Upstream is the built-in demo upstream: /readyz reports
+	// mode "demo" and the playground shows a notice.
+	Demo bool
+	// Now is the clock of the readiness cache (see ReadinessTTL); nil
+	// means time.Now.
+	Now func() time.Time
+	// Metrics counts operations, upstream calls, savings and refusals, and
+	// is served at GET /metrics; nil turns metrics off. Build one per
+	// handler (metrics.New).
+	Metrics *metrics.Metrics
+	// DisableMetricsEndpoint leaves GET /metrics out of the handler (the
+	// server then serves Metrics.Handler on a listener of its own).
+	DisableMetricsEndpoint bool
+	// TracerProvider turns on traces (see package tracing): a server span
+	// per request to /graphql, continuing the caller's traceparent; a span
+	// per GraphQL operation; and a client span per upstream attempt, child
+	// of its operation's, whose traceparent is sent upstream. A GET shared
+	// by the coalescer is one call: its span is a child of the operation
+	// that sent it, the first caller's. nil turns tracing off: no span, no
+	// wrapper, no traceparent sent.
+	TracerProvider trace.TracerProvider
+	// Propagator reads and writes trace context; nil means W3C trace
+	// context and baggage (tracing.Propagator).
+	Propagator propagation.TextMapPropagator
+	// Redis, when set, keeps the state that saves upstream calls across
+	// requests in Redis, shared by every replica given the same Redis and
+	// secret: rate-limit readings, family sizes, write generations, the
+	// answer cache (with CacheTTL) and persisted queries. In-flight GETs are
+	// still shared per process only (the Coalescer). nil keeps all of it in
+	// this process.
+	Redis *redisstate.Store
+}
+
+// Defaults of Config.
+const (
+	DefaultMaxUpstreamCalls = 100
+	DefaultCacheSize        = 10_000
+	DefaultOperationTimeout = 15 * time.Second
+	DefaultMaxDepth         = querylimit.DefaultMaxDepth
+	DefaultMaxResponseBytes = 4 << 20
+	// The parsed-query cache charges each document querylimit's estimate
+	// of its memory: 16 MiB hold a few thousand typical documents.
+	DefaultQueryCacheBytes = 16 << 20
+)
+
+// New returns the facade's HTTP handler: POST/GET /graphql, the playground
+// at /, /healthz (liveness: the process serves), /readyz (readiness: the
+// upstream is a Sure server that answers) and, with Metrics, /metrics.
+func New(cfg Config) http.Handler {
+	cfg = cfg.withDefaults()
+	// Every line logged with a request's context names the request.
+	log := slog.New(requestid.LogHandler(cfg.Log.Handler()))
+	var accepted *acceptedKeys // which keys' operation names the metrics label
+	if cfg.Metrics != nil {
+		accepted = newAcceptedKeys()
+	}
+	srv := newGraphQLServer(cfg, log, accepted)
+	shared := newShared(cfg, log, accepted)
+	cfg.Metrics.Watch(shared.Coalescer, shared.Cache)
+	if cfg.Redis != nil {
+		cfg.Metrics.WatchShared(cfg.Redis)
+	}
+	mux := http.NewServeMux()
+	gql := cacheHeaders(http.MaxBytesHandler(withDeadline(cfg.OperationTimeout, overHTTP(log, cfg.Metrics, cfg.MaxBatch, planner.Middleware(shared, withPendingQueries(srv)))), maxBodyBytes))
+	if len(cfg.CORSOrigins) > 0 {
+		// Outermost, so that a preflight is answered before the method
+		// checks and gqlgen's own OPTIONS answer, and so that refusals (405,
+		// 415) carry the headers a page needs to read them.
+		gql = allowCORS(cfg.CORSOrigins, gql)
+	}
+	if cfg.TracerProvider != nil {
+		gql = tracedHandler(gql, cfg.TracerProvider, cfg.Propagator) // outermost: refusals are traced too
+	}
+	mux.Handle("/graphql", gql)
+	if !cfg.DisablePlayground {
+		// The playground's scripts are served from the binary (package
+		// graphiql), so it works without a CDN. Nothing typed into it is
+		// kept (not in the URL, not in the browser's storage): it opens on
+		// the example query, which runs as it is, each time.
+		const assets = "/graphiql/"
+		mux.Handle("GET "+assets, graphiql.Handler(assets))
+		mux.Handle("GET /{$}", graphiql.Page(graphiql.PageConfig{
+			Title:        "Sure GraphQL",
+			Endpoint:     "/graphql",
+			Assets:       assets,
+			DefaultQuery: exampleQuery,
+			Headers:      map[string]string{"X-Api-Key": cfg.PlaygroundAPIKey},
+			Notice:       playgroundNotice(cfg.Demo),
+		}))
+	}
+	if cfg.Metrics != nil && !cfg.DisableMetricsEndpoint {
+		mux.Handle("GET /metrics", cfg.Metrics.Handler())
+	}
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
+	})
+	mux.Handle("GET /readyz", newReadiness(cfg, log))
+	return httpEdges(requestid.Middleware(mux))
+}
+
+// httpEdges sets what every answer of the server says about its content
+// and its connection:
+//
+//   - "X-Content-Type-Options: nosniff": a browser takes each answer for
+//     the media type it names, so a JSON answer that holds markup (a
+//     category named "<script>…") is never read as a page or a script;
+//   - "Connection: close" after a request whose body came chunked. RFC
+//     9112 §6.3: a request with both Transfer-Encoding and Content-Length
+//     may be an attempt at request smuggling, which a server must refuse or
+//     answer and then close the connection. net/http reads the chunked body
+//     and drops the Content-Length before a handler sees it, so which
+//     requests carried both cannot be told: every chunked request closes
+//     its connection after its answer. A request pipelined behind it (what
+//     a front proxy that went by Content-Length took for the rest of the
+//     body) is never read. Clients send bodies with a Content-Length; one
+//     that chunks pays one new connection per request.
+func httpEdges(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h["X-Content-Type-Options"] = nosniff
+		if len(r.TransferEncoding) > 0 {
+			h.Set("Connection", "close")
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// nosniff is the X-Content-Type-Options value of every answer (shared,
+// never modified).
+var nosniff = []string{"nosniff"}
+
+// withDefaults returns cfg with every zero value that means "the default"
+// replaced by it: the one place defaults are applied.
+func (cfg Config) withDefaults() Config {
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	if cfg.Propagator == nil {
+		cfg.Propagator = tracing.Propagator()
+	}
+	if cfg.QueryCacheBytes <= 0 {
+		cfg.QueryCacheBytes = DefaultQueryCacheBytes
+	}
+	if cfg.MaxResponseBytes <= 0 {
+		cfg.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	if cfg.CacheSize <= 0 {
+		cfg.CacheSize = DefaultCacheSize
+	}
+	if cfg.MaxBatch <= 0 {
+		cfg.MaxBatch = DefaultMaxBatch
+	}
+	if cfg.OperationTimeout <= 0 {
+		cfg.OperationTimeout = DefaultOperationTimeout
+	}
+	return cfg
+}
+
+// newGraphQLServer returns gqlgen's handler with the facade's transports,
+// limits, extensions and operation middlewares, in the order they must run.
+// accepted (nil without metrics) tells the metrics which keys' operation
+// names to label.
+func newGraphQLServer(cfg Config, log *slog.Logger, accepted *acceptedKeys) *handler.Server {
+	srv := handler.New(graph.NewExecutableSchema(graph.Config{
+		Resolvers:  &graph.Resolver{},
+		Complexity: graph.Complexity(),
+	}))
+	srv.AddTransport(transport.Options{})
+	var obs *observer
+	if cfg.Metrics != nil || cfg.TracerProvider != nil {
+		obs = &observer{metrics: cfg.Metrics, accepted: accepted}
+		if cfg.TracerProvider != nil {
+			obs.tracer = cfg.TracerProvider.Tracer("github.com/suregql/suregql/internal/facade")
+		}
+		srv.Use(obs) // first: it sees every answer
+	}
+	queries := querylimit.NewDocumentCache(cfg.QueryCacheBytes)
+	limits := querylimit.NewExtension(querylimit.Limits{MaxDepth: cfg.MaxDepth}, queries)
+	srv.SetQueryCache(queries)
+	srv.SetParserTokenLimit(limits.Limits().MaxTokens)
+	if !cfg.DisableIntrospection {
+		srv.Use(extension.Introspection{})
+	}
+	// The persisted-query extension fills in the query of a request that
+	// sent only its hash, so the limits come after it.
+	var persisted graphql.Cache[string] = querylimit.NewPersistedQueryCache(persistedQueryCacheBytes, limits.Limits().MaxBytes)
+	if cfg.Redis != nil {
+		persisted = cfg.Redis.PersistedQueries(persisted, limits.Limits().MaxBytes, 0)
+	}
+	// Registered once the upstream accepted the request's key (persisted.go).
+	srv.Use(extension.AutomaticPersistedQuery{Cache: acceptedKeysOnly{store: persisted}})
+	srv.AroundResponses(registerPersisted(persisted))
+	srv.Use(limits)
+	srv.Use(&querylimit.ComplexityLimit{Max: complexityLimit})
+	srv.SetErrorPresenter(graph.ErrorPresenter(log))
+	srv.SetRecoverFunc(func(ctx context.Context, v any) error {
+		log.ErrorContext(ctx, "resolver panic", "panic", v)
+		err := gqlerror.Errorf("internal error")
+		err.Extensions = map[string]any{"code": graph.CodeInternal}
+		return err
+	})
+	// What every answer of an operation carries, outermost first: the
+	// request id, the cost report, and the operation's log line. Answers
+	// refused before execution skip the response middlewares, so refuse
+	// runs these for them.
+	answered := []graphql.ResponseMiddleware{addRequestID, reportUpstreamCost, logOperation(log)}
+	refuse := refusal(answered...)
+	if cfg.DisableIntrospection {
+		// Without the extension gqlgen fails each such field with an
+		// error of no kind (answered INTERNAL and logged); refuse the
+		// operation up front with its own code instead.
+		srv.AroundOperations(refuseIntrospection(refuse))
+	}
+	srv.AroundOperations(requireAPIKey(refuse))
+	srv.AroundOperations(refuseTooExpensive(refuse, cfg.MaxUpstreamCalls))
+	for _, m := range answered {
+		srv.AroundResponses(m)
+	}
+	limitResponse := querylimit.LimitResponse(cfg.MaxResponseBytes)
+	srv.AroundResponses(limitResponse) // the others see its answer
+	// Innermost, around the execution itself: identical queries of a key
+	// in flight together run once (see sharedQueries); the transports ask
+	// it. Their waiters skip the executor, so it gives their answers what
+	// the executor's middlewares give every answer, the observer's and the
+	// response-size limit included.
+	waited := slices.Concat(answered, []graphql.ResponseMiddleware{limitResponse})
+	if obs != nil {
+		waited = slices.Concat([]graphql.ResponseMiddleware{obs.InterceptResponse}, waited)
+	}
+	shares := newSharedQueries(through(waited...))
+	srv.AroundResponses(shares.middleware)
+	srv.AddTransport(getTransport{shares: shares})
+	srv.AddTransport(postTransport{shares: shares}) // decodes nothing: overHTTP did
+	return srv
+}
+
+// newShared returns what the planners of every request share: the
+// upstream client and the stores that save calls across requests, in
+// memory or (with cfg.Redis) in Redis. accepted, when not nil, learns
+// from every upstream answer which keys the upstream accepts.
+func newShared(cfg Config, log *slog.Logger, accepted *acceptedKeys) *planner.Shared {
+	shared := &planner.Shared{
+		Upstream:  cfg.Upstream,
+		Coalescer: cfg.Coalescer,
+		Kinds:     planner.NewKindMemory(planner.DefaultKindMemorySize),
+		MaxCalls:  cfg.MaxUpstreamCalls,
+		Log:       log,
+	}
+	if cfg.Redis != nil {
+		shared.Keys = cfg.Redis.Keys()
+		shared.RateLimits = cfg.Redis.RateLimits()
+		shared.FamilySizes = cfg.Redis.FamilySizes()
+		shared.Traits = cfg.Redis.Traits(cfg.Upstream.BaseURL())
+	} else {
+		// A secret of this process: ids of keys in memory are keyed hashes
+		// too, which no one outside the process can recompute.
+		shared.Keys = callerkey.NewRing(nil, false)
+		shared.RateLimits = &restcache.RateLimits{}
+		shared.FamilySizes = &restcache.FamilySizes{}
+		shared.Traits = &restcache.Traits{}
+	}
+	if cfg.Metrics != nil {
+		shared.Meter = cfg.Metrics
+	}
+	if accepted != nil {
+		shared.Upstream = shared.Upstream.WithTransport(accepted.transport)
+	}
+	if cfg.TracerProvider != nil {
+		shared.Upstream = shared.Upstream.WithTransport(tracedUpstream(cfg.TracerProvider, cfg.Propagator))
+	}
+	switch {
+	case cfg.CacheTTL <= 0:
+	case cfg.Redis != nil:
+		// Redis bounds it by time (each answer's TTL) and by its
+		// maxmemory policy, not by a count.
+		shared.Cache = cfg.Redis.Cache(cfg.CacheTTL, nil)
+	default:
+		shared.Cache = restcache.NewCache(cfg.CacheSize, cfg.CacheTTL)
+	}
+	if shared.Coalescer == nil {
+		shared.Coalescer = &restcache.Coalescer{}
+	}
+	wireGenerations(shared)
+	return shared
+}
+
+// wireGenerations gives the cache and the coalescer one numbering of each
+// key's writes, and tells both of every write: a key's reads after its own
+// write never read an answer cached before it, nor join a GET sent before
+// it.
+func wireGenerations(shared *planner.Shared) {
+	var ofCache *restcache.Generations
+	if c, ok := shared.Cache.(interface{ Generations() *restcache.Generations }); ok {
+		ofCache = c.Generations()
+	}
+	co := shared.Coalescer
+	if co.Generations == nil {
+		co.Generations = ofCache
+		if co.Generations == nil {
+			co.Generations = &restcache.Generations{}
+		}
+	}
+	switch {
+	case shared.Cache == nil:
+		shared.Generations = co.Generations
+	case ofCache == co.Generations:
+		shared.Generations = shared.Cache // its Invalidate numbers both
+	default: // a coalescer of the caller's, with a numbering of its own
+		shared.Generations = invalidators{shared.Cache, co.Generations}
+	}
+}
+
+// invalidators tells each of a key's write.
+type invalidators []restcache.Invalidator
+
+func (is invalidators) Invalidate(key callerkey.Key, res restclient.Resource) {
+	for _, i := range is {
+		i.Invalidate(key, res)
+	}
+}
+
+// corsMaxAge is how long a browser may cache a preflight's answer, in
+// seconds: a page's calls then cost one preflight every 10 minutes.
+const corsMaxAge = 600
+
+// allowCORS lets pages of origins call next from a browser: a preflight
+// (OPTIONS with Access-Control-Request-Method) is answered 204 for GET and
+// POST with the headers a caller sends (X-Api-Key, Content-Type,
+// X-Request-Id), and answers to an allowed origin name it, with
+// "Vary: Origin" on every answer, and let the page read X-Request-Id.
+// Credentials are not allowed: the key travels in a header a page sets,
+// not in a cookie a browser would add to any site's request.
+func allowCORS(origins []string, next http.Handler) http.Handler {
+	return cors.New(cors.Options{
+		AllowedOrigins: origins,
+		AllowedMethods: []string{http.MethodGet, http.MethodPost},
+		AllowedHeaders: []string{"X-Api-Key", "Content-Type", requestid.Header},
+		ExposedHeaders: []string{requestid.Header},
+		MaxAge:         corsMaxAge,
+	}).Handler(next)
+}
+
+// cacheHeaders marks every answer of /graphql "Cache-Control: private,
+// no-store": answers hold a user's financial data, and one URL answers
+// each key differently. The answers to GET, the only ones a shared cache
+// might keep, also say "Vary: X-Api-Key, Origin, Accept", so that a cache
+// that ignores no-store still never hands one key's answer to another
+// caller (nor to another page, nor in another media type).
+func cacheHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The canonical name and one shared, never-modified value: no
+		// canonicalization nor allocation per answer.
+		w.Header()["Cache-Control"] = privateNoStore
+		if r.Method == http.MethodGet || r.Method == http.MethodHead {
+			addVary(w.Header(), "X-Api-Key", "Origin", "Accept")
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// privateNoStore is the Cache-Control value of every /graphql answer.
+var privateNoStore = []string{"private, no-store"}
+
+// addVary adds the names to h's Vary header, each once, keeping what is
+// there (CORS adds Origin).
+func addVary(h http.Header, names ...string) {
+	var have []string
+	for _, v := range h.Values("Vary") {
+		for f := range strings.SplitSeq(v, ",") {
+			have = append(have, strings.ToLower(strings.TrimSpace(f)))
+		}
+	}
+	var add []string
+	for _, n := range names {
+		if !slices.Contains(have, strings.ToLower(n)) {
+			add = append(add, n)
+		}
+	}
+	if len(add) > 0 {
+		h.Add("Vary", strings.Join(add, ", "))
+	}
+}
+
+// withDeadline gives each request's context a deadline d from now. It
+// derives from the request's context, so a client that goes away still
+// cancels the operation at once; at the deadline the resolvers' upstream
+// calls fail and the fields not yet answered carry the error, while those
+// already resolved still answer (a partial result, not a 503). A GET that
+// the coalescer shares with other requests goes on while one of them still
+// waits for it.
+func withDeadline(d time.Duration, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), d)
+		defer cancel()
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// logOperation logs one line per operation: its name, duration, upstream
+// calls, outcome and error codes (never variables, the key or the answer),
+// so an operator can see what spends the callers' budgets and what fails.
+// The line carries the request id (see requestid.LogHandler).
+func logOperation(log *slog.Logger) graphql.ResponseMiddleware {
+	return func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+		resp := next(ctx)
+		// Asked first: the line's attributes cost allocations even when a
+		// handler at WARN or above drops it.
+		if !graphql.HasOperationContext(ctx) || !log.Enabled(ctx, slog.LevelInfo) {
+			return resp
+		}
+		oc := graphql.GetOperationContext(ctx)
+		calls := planner.OperationCalls(ctx)
+		outcome, codes := outcomeOf(resp)
+		errs := 0
+		if resp != nil {
+			errs = len(resp.Errors)
+		}
+		op := oc.OperationName
+		if op == "" && oc.Operation != nil {
+			op = oc.Operation.Name
+			if op == "" {
+				op = "anonymous " + string(oc.Operation.Operation)
+			}
+		}
+		log.InfoContext(ctx, "graphql operation", "operation", op,
+			"duration", time.Since(oc.Stats.OperationStart).Round(time.Microsecond),
+			"upstreamCalls", calls, "outcome", outcome, "errors", errs, "errorCodes", codes)
+		return resp
+	}
+}
+
+// Outcomes of an operation, as logged.
+const (
+	outcomeOK      = "ok"      // no error
+	outcomePartial = "partial" // data, and errors for some fields
+	outcomeFailed  = "failed"  // errors and no data (refused, or nothing answered)
+)
+
+// outcomeOf returns how an answer went and the distinct extensions.code
+// values of its errors, sorted.
+func outcomeOf(resp *graphql.Response) (outcome string, codes []string) {
+	codes = []string{} // logged as [] rather than null
+	if resp == nil {
+		return outcomeFailed, nil
+	}
+	for _, e := range resp.Errors {
+		if c, ok := e.Extensions["code"].(string); ok && !slices.Contains(codes, c) {
+			codes = append(codes, c)
+		}
+	}
+	slices.Sort(codes)
+	switch {
+	case len(resp.Errors) == 0:
+		return outcomeOK, codes
+	case len(resp.Data) == 0 || string(resp.Data) == "null":
+		return outcomeFailed, codes
+	}
+	return outcomePartial, codes
+}
+
+// addRequestID adds extensions.requestId: the id of the request (also in
+// the X-Request-Id header), which its log lines carry.
+func addRequestID(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	resp := next(ctx)
+	id := requestid.FromContext(ctx)
+	if resp == nil || id == "" {
+		return resp
+	}
+	if resp.Extensions == nil {
+		resp.Extensions = map[string]any{}
+	}
+	resp.Extensions["requestId"] = id
+	return resp
+}
+
+// playgroundNotice is what the playground says above the editor: in demo
+// mode, that the answers are the demo upstream's.
+func playgroundNotice(demo bool) string {
+	if !demo {
+		return ""
+	}
+	return "Demo mode: this server answers from its built-in demo upstream, with sample data " +
+		"(the demo key is filled in). Start it with -upstream or UPSTREAM_URL to serve a real Sure server."
+}
+
+// exampleQuery is what the playground opens with.
+const exampleQuery = `# Sure's categories as a tree: one upstream call.
+# Run it; extensions.upstream in the answer shows the cost.
+{
+  categories(rootsOnly: true, first: 100) {
+    totalCount
+    nodes {
+      name
+      color
+      icon
+      subcategories(first: 50) {
+        nodes {
+          name
+        }
+      }
+    }
+  }
+}
+`
+
+// refuseIntrospection refuses an operation that asks for __schema or
+// __type (root fields of Query, also through fragments) when introspection
+// is turned off.
+func refuseIntrospection(refuse refuseFunc) graphql.OperationMiddleware {
+	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+		oc := graphql.GetOperationContext(ctx)
+		if oc.Operation.Operation != ast.Query {
+			return next(ctx)
+		}
+		for _, f := range graphql.CollectFields(oc, oc.Operation.SelectionSet, []string{"Query"}) {
+			if f.Name == "__schema" || f.Name == "__type" {
+				err := gqlerror.Errorf("introspection is turned off on this server")
+				err.Extensions = map[string]any{"code": graph.CodeIntrospectionDisabled}
+				return refuse(ctx, err)
+			}
+		}
+		return next(ctx)
+	}
+}
+
+// requireAPIKey refuses, before any resolver runs, an operation that needs
+// the upstream when the request has no usable X-Api-Key. Introspection
+// (__schema, __type, __typename) needs no key.
+func requireAPIKey(refuse refuseFunc) graphql.OperationMiddleware {
+	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+		l := planner.From(ctx)
+		if l == nil || l.KeyError() == nil {
+			return next(ctx)
+		}
+		oc := graphql.GetOperationContext(ctx)
+		typeName := "Query"
+		if oc.Operation.Operation == ast.Mutation {
+			typeName = "Mutation"
+		}
+		for _, f := range graphql.CollectFields(oc, oc.Operation.SelectionSet, []string{typeName}) {
+			switch f.Name {
+			case "__schema", "__type", "__typename":
+				continue
+			}
+			err := gqlerror.Errorf("%s", l.KeyError().Error())
+			err.Extensions = map[string]any{"code": graph.CodeUnauthenticated}
+			return refuse(ctx, err)
+		}
+		return next(ctx)
+	}
+}
+
+// refuseTooExpensive refuses, before any call, an operation whose root
+// fields alone need more upstream calls than the budget, or than what the
+// earlier operations of its batch left of it.
+func refuseTooExpensive(refuse refuseFunc, maxCalls int) graphql.OperationMiddleware {
+	var rootCosts querylimit.CostMemo // RootCost depends on the operation and its variables alone
+	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+		l := planner.From(ctx)
+		if maxCalls <= 0 || l == nil {
+			return next(ctx)
+		}
+		oc := graphql.GetOperationContext(ctx)
+		planned := rootCosts.Of(oc, func() int { return graph.RootCost(ctx, oc) })
+		var tooExpensive *planner.TooExpensiveError
+		if !errors.As(l.Affordable(ctx, planned), &tooExpensive) {
+			return next(ctx)
+		}
+		budget := tooExpensive.Budget // the key's share of its hourly limit, when lower
+		ext := map[string]any{"code": graph.CodeQueryTooExpensive, "budget": budget, "planned": planned}
+		if tooExpensive.Spent == 0 {
+			err := gqlerror.Errorf("this operation needs at least %d upstream calls before its nested fields; the budget is %d", planned, budget)
+			err.Extensions = ext
+			return refuse(ctx, err)
+		}
+		// A batch's operations share one budget.
+		err := gqlerror.Errorf("this operation needs at least %d upstream calls before its nested fields; the earlier operations of its batch spent %d of the budget of %d",
+			planned, tooExpensive.Spent, budget)
+		ext["spent"] = tooExpensive.Spent
+		err.Extensions = ext
+		return refuse(ctx, err)
+	}
+}
+
+// refuseFunc answers an operation refused before it ran with err.
+type refuseFunc func(ctx context.Context, err *gqlerror.Error) graphql.ResponseHandler
+
+// refusal returns the refuseFunc whose answers pass through mws (outermost
+// first): such answers skip the response middlewares, so the request id,
+// the cost report (no call) and the log line are added here.
+func refusal(mws ...graphql.ResponseMiddleware) refuseFunc {
+	pass := through(mws...)
+	return func(ctx context.Context, err *gqlerror.Error) graphql.ResponseHandler {
+		return graphql.OneShot(pass(ctx, func(context.Context) *graphql.Response {
+			return &graphql.Response{Errors: gqlerror.List{err}}
+		}))
+	}
+}
+
+// through returns what passes an answer through mws, outermost first, as
+// the executor passes the answers it makes.
+func through(mws ...graphql.ResponseMiddleware) func(context.Context, graphql.ResponseHandler) *graphql.Response {
+	return func(ctx context.Context, answer graphql.ResponseHandler) *graphql.Response {
+		for _, m := range slices.Backward(mws) {
+			inner := answer
+			answer = func(ctx context.Context) *graphql.Response { return m(ctx, inner) }
+		}
+		return answer(ctx)
+	}
+}
+
+// reportUpstreamCost adds extensions.upstream: the number of upstream calls
+// the operation made and the key's rate limit as last reported, so that
+// callers can watch their hourly budget.
+func reportUpstreamCost(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	resp := next(ctx)
+	l := planner.From(ctx)
+	if resp == nil || l == nil {
+		return resp
+	}
+	up := upstreamReport{Calls: planner.OperationCalls(ctx)} // this operation's, also in a batch
+	if rl := l.RateLimit(); rl != nil {
+		up.RateLimit = newRateLimitReport(rl)
+	}
+	if resp.Extensions == nil {
+		resp.Extensions = map[string]any{}
+	}
+	resp.Extensions["upstream"] = up
+	return resp
+}
+
+// upstreamReport is extensions.upstream. Structs, not maps: encoding/json
+// writes a struct's members in order without sorting keys (the order is
+// the one sorted keys gave).
+type upstreamReport struct {
+	Calls     int              `json:"calls"`
+	RateLimit *rateLimitReport `json:"rateLimit,omitempty"`
+}
+
+// rateLimitReport is extensions.upstream.rateLimit: what the upstream's
+// headers said, null where they said nothing (an unlimited server's
+// numbers, a missing header): never a number the server did not send.
+type rateLimitReport struct {
+	Limit     *int    `json:"limit"`
+	Remaining *int    `json:"remaining"`
+	ResetAt   *string `json:"resetAt"`
+	Unlimited bool    `json:"unlimited"`
+}
+
+func newRateLimitReport(rl *restclient.RateLimit) *rateLimitReport {
+	r := &rateLimitReport{Unlimited: rl.Unlimited}
+	var resetAt *time.Time
+	r.Limit, r.Remaining, resetAt = rl.Sent()
+	if resetAt != nil {
+		at := resetAt.UTC().Format(time.RFC3339)
+		r.ResetAt = &at
+	}
+	return r
+}
+
+// appendJSONInt appends n, or null.
+func appendJSONInt(buf []byte, n *int) []byte {
+	if n == nil {
+		return append(buf, "null"...)
+	}
+	return strconv.AppendInt(buf, int64(*n), 10)
+}
+
+// appendJSON appends r as encoding/json encodes it
+// (TestAppendExtensions_IsEncodingJSON).
+func (r upstreamReport) appendJSON(buf []byte) []byte {
+	buf = strconv.AppendInt(append(buf, `{"calls":`...), int64(r.Calls), 10)
+	if rl := r.RateLimit; rl != nil {
+		buf = appendJSONInt(append(buf, `,"rateLimit":{"limit":`...), rl.Limit)
+		buf = appendJSONInt(append(buf, `,"remaining":`...), rl.Remaining)
+		buf = append(buf, `,"resetAt":`...)
+		if rl.ResetAt == nil {
+			buf = append(buf, "null"...)
+		} else {
+			buf = appendJSONString(buf, *rl.ResetAt)
+		}
+		buf = strconv.AppendBool(append(buf, `,"unlimited":`...), rl.Unlimited)
+		buf = append(buf, '}')
+	}
+	return append(buf, '}')
+}

@@ -1,0 +1,307 @@
+package facade
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"mime"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/errcode"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/suregql/suregql/graph"
+	"github.com/suregql/suregql/internal/planning/planner"
+	"github.com/suregql/suregql/restclient"
+)
+
+// Media types of a GraphQL answer (GraphQL over HTTP).
+const (
+	mediaJSON            = "application/json"
+	mediaGraphQLResponse = "application/graphql-response+json"
+)
+
+type postedKey struct{}
+
+// posted is a single POST request as overHTTP read it: its body, and the
+// parameters decoded from it.
+type posted struct {
+	params *graphql.RawParams
+	body   string
+}
+
+// withPosted returns ctx carrying the request overHTTP decoded, so that
+// postTransport does not decode the body a second time.
+func withPosted(ctx context.Context, params *graphql.RawParams, body []byte) context.Context {
+	return context.WithValue(ctx, postedKey{}, &posted{params: params, body: string(body)})
+}
+
+// postTransport is gqlgen's POST transport for application/json bodies,
+// with five differences:
+//   - it takes the parameters overHTTP already decoded (JSON decoding
+//     dominates the cost of refusing a large request; gqlgen's transport
+//     decoded the body again);
+//   - identical requests of a key in flight together run once (see
+//     sharedQueries): the others skip GraphQL altogether;
+//   - a request refused before execution (parse, validation, limits)
+//     answers 200 under application/json, which clients of that legacy
+//     type read errors from, and 400 under
+//     application/graphql-response+json, without a "data" entry there;
+//   - it is never reached with a body that is not a GraphQL request
+//     (overHTTP answers those), so it never quotes a body back;
+//   - it answers a batch (a JSON array of requests) with an array (see
+//     answerBatch).
+type postTransport struct {
+	shares *sharedQueries // nil: none
+}
+
+var _ graphql.Transport = postTransport{}
+
+func (postTransport) Supports(r *http.Request) bool {
+	return r.Method == http.MethodPost && isJSON(r.Header.Get("Content-Type")) && r.Header.Get("Upgrade") == ""
+}
+
+func (t postTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	ctx := r.Context()
+	media := answerMedia(r.Header.Get("Accept"))
+	w.Header().Set("Content-Type", media)
+	if batch, ok := ctx.Value(batchKey{}).([]*graphql.RawParams); ok {
+		answerBatch(w, r, exec, batch, media)
+		return
+	}
+	req, _ := ctx.Value(postedKey{}).(*posted)
+	if req == nil {
+		// Only overHTTP routes POSTs here; this is a wiring bug.
+		w.WriteHeader(http.StatusInternalServerError)
+		writeAnswer(w, &graphql.Response{Errors: gqlerror.List{gqlerror.Errorf("the request was not decoded")}}, true)
+		return
+	}
+	status, withData := http.StatusOK, true
+	shared := sharedRequest{
+		id:     requestIdentity{apiKey: sharingKey(ctx), method: http.MethodPost, request: req.body},
+		header: r.Header, params: req.params,
+	}
+	resp := t.shares.answer(ctx, shared, func(ctx context.Context) *graphql.Response {
+		var resp *graphql.Response
+		status, resp, withData = execute(ctx, exec, req.params, r.Header, media)
+		return resp
+	})
+	w.WriteHeader(status)
+	writeAnswer(w, resp, withData)
+}
+
+// getTransport is gqlgen's GET transport, with identical GETs of a key in
+// flight together run once, as postTransport runs POSTs (see
+// sharedQueries). gqlgen picks the answer's media type as answerMedia does;
+// a waiter's answer is encoded as gqlgen encodes the leader's.
+type getTransport struct {
+	transport.GET
+	shares *sharedQueries // nil: none
+}
+
+func (t getTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	ctx := r.Context()
+	shared := sharedRequest{
+		id:     requestIdentity{apiKey: sharingKey(ctx), method: http.MethodGet, request: r.URL.RawQuery},
+		header: r.Header,
+	}
+	resp := t.shares.answer(ctx, shared, func(ctx context.Context) *graphql.Response {
+		t.GET.Do(w, r.WithContext(ctx), exec)
+		return nil // written
+	})
+	if resp == nil {
+		return
+	}
+	w.Header().Set("Content-Type", answerMedia(r.Header.Get("Accept")))
+	b, err := json.Marshal(resp) // as gqlgen writes a GET's answer, byte for byte
+	if err != nil {
+		panic(err) // recovered by net/http; an answer that cannot be encoded is a bug
+	}
+	_, _ = w.Write(b)
+}
+
+// sharingKey is the API key a request may share executions under: its
+// planner's key, or "" (share nothing) when it has no usable one.
+func sharingKey(ctx context.Context) string {
+	l := planner.From(ctx)
+	if l == nil || l.KeyError() != nil {
+		return ""
+	}
+	return l.Client().APIKey()
+}
+
+// execute runs one operation and returns the status it answers with alone,
+// its answer and whether the answer has a "data" entry. A request refused
+// before execution (parse, validation, limits) answers 200 under
+// application/json and, with no "data", 400 under
+// application/graphql-response+json; an operation whose request ran out of
+// time before it started is not run.
+func execute(ctx context.Context, exec graphql.GraphExecutor, params *graphql.RawParams, header http.Header, media string) (int, *graphql.Response, bool) {
+	params.Headers = header
+	rc, errs := exec.CreateOperationContext(ctx, params)
+	if errs != nil {
+		status := http.StatusOK
+		if media == mediaGraphQLResponse && errcode.GetErrorKind(errs) == errcode.KindProtocol {
+			status = http.StatusBadRequest
+		}
+		return status, exec.DispatchError(graphql.WithOperationContext(ctx, rc), errs), media == mediaJSON
+	}
+	if err := ctx.Err(); err != nil {
+		// gqlgen would answer null; say why, through the response
+		// middlewares (request id, cost, log line, metrics).
+		return http.StatusOK, exec.DispatchError(graphql.WithOperationContext(ctx, rc), gqlerror.List{notRun(err)}), media == mediaJSON
+	}
+	responses, ctx := exec.DispatchOperation(ctx, rc)
+	resp := responses(ctx)
+	if resp == nil {
+		// The context ended between the check above and the execution of
+		// the fields: gqlgen answers nothing, but a batch's array keeps
+		// one answer per operation.
+		err := ctx.Err()
+		if err == nil {
+			err = context.Canceled
+		}
+		resp = &graphql.Response{Errors: gqlerror.List{notRun(err)}}
+	}
+	return http.StatusOK, resp, true
+}
+
+// notRun is the error of an operation not run because its request's
+// context ended first: the operation timeout passed (an earlier operation
+// of its batch took the time), or the client went away.
+func notRun(err error) *gqlerror.Error {
+	e := gqlerror.Errorf("the request ran out of time before this operation started; nothing of it was run")
+	e.Extensions = map[string]any{"code": graph.CodeUpstreamUnavailable, "reason": restclient.ReasonTimeout}
+	if errors.Is(err, context.Canceled) {
+		e.Message = "the request was canceled before this operation started; nothing of it was run"
+		e.Extensions["reason"] = "canceled"
+	}
+	return e
+}
+
+// answerMedia picks the answer's media type from Accept: the first of
+// ours it names, application/json for none or a wildcard.
+func answerMedia(accept string) string {
+	switch accept { // the common values, without parsing
+	case "", mediaJSON:
+		return mediaJSON
+	case mediaGraphQLResponse:
+		return mediaGraphQLResponse
+	}
+	for part := range strings.SplitSeq(accept, ",") {
+		mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		switch mt {
+		case "*/*", "application/*", mediaJSON:
+			return mediaJSON
+		case mediaGraphQLResponse:
+			return mediaGraphQLResponse
+		}
+	}
+	return mediaGraphQLResponse
+}
+
+// writeAnswer writes resp as JSON; withData false leaves out the "data"
+// entry of a request that never executed (the graphql-response+json
+// media type asks for that).
+func writeAnswer(w http.ResponseWriter, resp *graphql.Response, withData bool) {
+	b, err := appendAnswer(make([]byte, 0, len(resp.Data)+256), resp, withData)
+	if err != nil {
+		panic(err) // recovered by net/http; an answer that cannot be encoded is a bug
+	}
+	_, _ = w.Write(b)
+}
+
+// appendAnswer appends resp as graphql.Response's JSON encoding would,
+// but copies its data as they are: gqlgen wrote them as compact JSON
+// already, and encoding/json would scan and re-compact every byte (a
+// seventh of the CPU of a small answer). Incremental-delivery fields
+// (label, path, hasNext) are left to encoding/json.
+func appendAnswer(buf []byte, resp *graphql.Response, withData bool) ([]byte, error) {
+	if resp.Label != "" || resp.Path != nil || resp.HasNext != nil {
+		if !withData {
+			resp = &graphql.Response{Errors: resp.Errors, Label: resp.Label, Path: resp.Path, HasNext: resp.HasNext, Extensions: resp.Extensions}
+		}
+		b, err := json.Marshal(resp)
+		return append(buf, b...), err
+	}
+	buf = append(buf, '{')
+	sep := func() {
+		if len(buf) > 1 {
+			buf = append(buf, ',')
+		}
+	}
+	if len(resp.Errors) > 0 {
+		b, err := json.Marshal(resp.Errors)
+		if err != nil {
+			return buf, err
+		}
+		buf = append(append(buf, `"errors":`...), b...)
+	}
+	if withData {
+		sep()
+		buf = append(buf, `"data":`...)
+		if len(resp.Data) == 0 {
+			buf = append(buf, "null"...)
+		} else {
+			buf = append(buf, resp.Data...)
+		}
+	}
+	if len(resp.Extensions) > 0 {
+		sep()
+		var err error
+		if buf, err = appendExtensions(append(buf, `"extensions":`...), resp.Extensions); err != nil {
+			return buf, err
+		}
+	}
+	return append(buf, '}'), nil
+}
+
+// appendExtensions appends ext as encoding/json would (keys sorted), and
+// writes the facade's own members (extensions.upstream, the request id)
+// without reflection; a map holding anything else goes to encoding/json.
+func appendExtensions(buf []byte, ext map[string]any) ([]byte, error) {
+	keys := make([]string, 0, len(ext))
+	for k, v := range ext {
+		switch v.(type) {
+		case string, upstreamReport:
+		default:
+			b, err := json.Marshal(ext)
+			return append(buf, b...), err
+		}
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	buf = append(buf, '{')
+	for i, k := range keys {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(appendJSONString(buf, k), ':')
+		switch v := ext[k].(type) {
+		case string:
+			buf = appendJSONString(buf, v)
+		case upstreamReport:
+			buf = v.appendJSON(buf)
+		}
+	}
+	return append(buf, '}'), nil
+}
+
+// appendJSONString appends s as a JSON string, escaped as encoding/json
+// escapes it (<, > and & included).
+func appendJSONString(buf []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			b, _ := json.Marshal(s) // cannot fail for a string
+			return append(buf, b...)
+		}
+	}
+	return append(append(append(buf, '"'), s...), '"')
+}

@@ -1,0 +1,398 @@
+// Package metrics holds the facade's Prometheus collectors: the operations
+// it answers, the calls it sends upstream, the calls it saves (shared or
+// cached) and the requests it refuses. New builds them on a registry of
+// their own, never the global default one, so that each server (and each
+// test) counts its own.
+//
+// Every label takes its values from a closed set: endpoint templates
+// (restclient.Endpoint), status classes, error codes, query-limit names and
+// a bounded set of operation names. Nothing is ever labelled by API key, key
+// hash, id or URL.
+package metrics
+
+import (
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/suregql/suregql/internal/state/restcache"
+	"github.com/suregql/suregql/restclient"
+)
+
+// MaxOperationNames bounds the operation label: the first names admitted
+// (AdmitOperationName) keep their own series, the others are counted as
+// OtherOperation.
+const MaxOperationNames = 100
+
+// Values of the operation label besides the names of operations.
+const (
+	// AnonymousOperation labels operations without a name.
+	AnonymousOperation = "anonymous"
+	// OtherOperation labels operations whose name was not admitted
+	// (AdmitOperationName): never seen in an operation of a key the
+	// upstream accepted, or seen after the first MaxOperationNames, or not
+	// a plausible GraphQL name of at most 64 characters.
+	OtherOperation = "other"
+)
+
+// Values of the type label.
+const (
+	TypeQuery        = "query"
+	TypeMutation     = "mutation"
+	TypeSubscription = "subscription"
+	// TypeUnknown: the request was refused before its document was read
+	// (it did not parse, did not validate, or passed a query limit).
+	TypeUnknown = "unknown"
+)
+
+// Values of the outcome label besides error codes.
+const (
+	OutcomeOK = "ok"
+	// OutcomeError: the first error had no code, or one outside the closed
+	// set the facade gives.
+	OutcomeError = "error"
+)
+
+// Status classes of upstream calls.
+const (
+	Status2xx = "2xx"
+	Status3xx = "3xx"
+	Status4xx = "4xx"
+	// Status429 is kept apart from 4xx: the key ran out of quota.
+	Status429 = "429"
+	Status5xx = "5xx"
+	// StatusNone: the call got no answer (transport error, timeout).
+	StatusNone = "none"
+)
+
+// Metrics holds the collectors of one server and the registry they are
+// registered with. Its methods are safe for concurrent use, and do nothing
+// on a nil *Metrics.
+type Metrics struct {
+	reg *prometheus.Registry
+
+	operations         *prometheus.CounterVec
+	operationDuration  *prometheus.HistogramVec
+	upstreamCalls      *prometheus.CounterVec
+	upstreamDuration   *prometheus.HistogramVec
+	budgetRefusals     prometheus.Counter
+	rateLimitRefusals  prometheus.Counter
+	queryLimitRefusals *prometheus.CounterVec
+
+	names operationNames
+
+	coalescer atomic.Pointer[restcache.Coalescer]
+	cache     atomic.Pointer[cacheStats]
+	shared    atomic.Pointer[sharedStore]
+}
+
+// CacheStats is what metrics reads of an answer cache.
+type CacheStats interface {
+	// Stats returns the GETs answered from the cache and those passed on.
+	Stats() (hits, misses int64)
+}
+
+type cacheStats struct{ CacheStats }
+
+// SharedStore is what metrics reads of the store the replicas share
+// (redisstate.Store).
+type SharedStore interface {
+	// Counts returns the round trips sent, those that failed, and those not
+	// sent because the store was known to be down.
+	Counts() (roundTrips, failed, skipped int64)
+	// Up reports whether the store is asked (its breaker is closed).
+	Up() bool
+}
+
+type sharedStore struct{ SharedStore }
+
+// operationBuckets reach past the default operation timeout (15s).
+var operationBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 20}
+
+// New returns the collectors registered on a new registry, with the Go
+// runtime's and the process's collectors.
+func New() *Metrics {
+	m := &Metrics{
+		reg: prometheus.NewRegistry(),
+		operations: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "suregql_operations_total",
+			Help: "GraphQL operations answered, by operation name (the first 100 names seen in operations of keys the upstream accepted; \"other\" for the rest), type, and outcome (\"ok\" or the first error's extensions.code).",
+		}, []string{"operation", "type", "outcome"}),
+		operationDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "suregql_operation_duration_seconds",
+			Help:    "Time from a GraphQL request's arrival to its answer, by operation type.",
+			Buckets: operationBuckets,
+		}, []string{"type"}),
+		upstreamCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "suregql_upstream_calls_total",
+			Help: "Requests sent to the Sure API, retries included, by endpoint template and status class (2xx, 3xx, 4xx, 429, 5xx, none: no answer).",
+		}, []string{"endpoint", "status_class"}),
+		upstreamDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "suregql_upstream_call_duration_seconds",
+			Help:    "Time until the answer's headers of a request sent to the Sure API, by endpoint template.",
+			Buckets: prometheus.DefBuckets,
+		}, []string{"endpoint"}),
+		budgetRefusals: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "suregql_budget_refusals_total",
+			Help: "Operations refused, whole or in part, with QUERY_TOO_EXPENSIVE: their plan would pass the per-operation call budget.",
+		}),
+		rateLimitRefusals: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "suregql_rate_limit_refusals_total",
+			Help: "Operations refused, whole or in part, with RATE_LIMITED without a call: the key was known to be out of quota.",
+		}),
+		queryLimitRefusals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "suregql_query_limit_refusals_total",
+			Help: "Requests refused with QUERY_LIMIT_EXCEEDED before validation, by the limit passed (extensions.limit).",
+		}, []string{"limit"}),
+	}
+	m.names.seen = map[string]string{}
+	m.reg.MustRegister(
+		m.operations, m.operationDuration, m.upstreamCalls, m.upstreamDuration,
+		m.budgetRefusals, m.rateLimitRefusals, m.queryLimitRefusals,
+		savings{m},
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	return m
+}
+
+// Registry returns the registry the collectors are registered with, to
+// gather from or to add collectors to.
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// Handler returns the handler of GET /metrics: the registry in the
+// Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+// Watch makes suregql_upstream_shared_total and
+// suregql_cache_requests_total read the counters of co and cache (either
+// may be nil: its series stay at 0). A later call replaces them.
+func (m *Metrics) Watch(co *restcache.Coalescer, cache CacheStats) {
+	if m == nil {
+		return
+	}
+	m.coalescer.Store(co)
+	if cache == nil {
+		m.cache.Store(nil)
+		return
+	}
+	m.cache.Store(&cacheStats{cache})
+}
+
+// WatchShared makes suregql_redis_up and suregql_redis_requests_total read
+// s; without a call (no Redis) they are left out of /metrics.
+func (m *Metrics) WatchShared(s SharedStore) {
+	if m == nil {
+		return
+	}
+	if s == nil {
+		m.shared.Store(nil)
+		return
+	}
+	m.shared.Store(&sharedStore{s})
+}
+
+// AdmitOperationName gives name a series of its own in the operation
+// label, while fewer than MaxOperationNames have one (and when it is a
+// plausible GraphQL name, see ValidOperationName). Admitted names are kept
+// for the life of the process, so admit only the names of operations
+// whose caller proved itself (the facade admits those of operations whose
+// API key the upstream accepted): otherwise the first names a stranger
+// sends would take every slot, and every later real name would count as
+// OtherOperation.
+func (m *Metrics) AdmitOperationName(name string) {
+	if m != nil && name != "" {
+		m.names.admit(name)
+	}
+}
+
+// Operation counts one GraphQL operation: its name ("" for an anonymous
+// operation; a name not admitted by AdmitOperationName counts as
+// OtherOperation), its type (one of the Type* values), its outcome
+// (OutcomeOK, OutcomeError or an error code of the closed set the caller
+// keeps) and how long it took (not observed when 0 or less).
+func (m *Metrics) Operation(name, opType, outcome string, d time.Duration) {
+	if m == nil {
+		return
+	}
+	switch opType {
+	case TypeQuery, TypeMutation, TypeSubscription:
+	default:
+		opType = TypeUnknown
+	}
+	m.operations.WithLabelValues(m.names.label(name), opType, outcome).Inc()
+	if d > 0 {
+		m.operationDuration.WithLabelValues(opType).Observe(d.Seconds())
+	}
+}
+
+// UpstreamCall counts one request sent upstream (retries are calls too).
+func (m *Metrics) UpstreamCall(c restclient.Call) {
+	if m == nil {
+		return
+	}
+	endpoint := c.Endpoint
+	if endpoint == "" {
+		endpoint = restclient.Endpoint(c.Method, "")
+	}
+	m.upstreamCalls.WithLabelValues(endpoint, StatusClass(c.Status)).Inc()
+	m.upstreamDuration.WithLabelValues(endpoint).Observe(c.Duration.Seconds())
+}
+
+// BudgetRefused counts an operation refused, whole or in part, with
+// QUERY_TOO_EXPENSIVE.
+func (m *Metrics) BudgetRefused() {
+	if m != nil {
+		m.budgetRefusals.Inc()
+	}
+}
+
+// RateLimitRefused counts an operation refused, whole or in part, locally
+// with RATE_LIMITED.
+func (m *Metrics) RateLimitRefused() {
+	if m != nil {
+		m.rateLimitRefusals.Inc()
+	}
+}
+
+// QueryLimitRefused counts a request refused with QUERY_LIMIT_EXCEEDED;
+// limit is its extensions.limit, from the closed set the caller keeps.
+func (m *Metrics) QueryLimitRefused(limit string) {
+	if m != nil {
+		m.queryLimitRefusals.WithLabelValues(limit).Inc()
+	}
+}
+
+// StatusClass returns the status_class label of an upstream answer's
+// status, StatusNone for 0 (no answer).
+func StatusClass(status int) string {
+	switch {
+	case status <= 0:
+		return StatusNone
+	case status < 300:
+		return Status2xx
+	case status < 400:
+		return Status3xx
+	case status == http.StatusTooManyRequests:
+		return Status429
+	case status < 500:
+		return Status4xx
+	}
+	return Status5xx
+}
+
+// operationNames is the bounded set of operation names that keep their
+// own series.
+type operationNames struct {
+	mu   sync.RWMutex
+	seen map[string]string // name -> its own copy, the label value
+}
+
+// label returns the operation label of name: its own when admitted.
+func (n *operationNames) label(name string) string {
+	if name == "" {
+		return AnonymousOperation
+	}
+	n.mu.RLock()
+	l, ok := n.seen[name]
+	n.mu.RUnlock()
+	if !ok {
+		return OtherOperation
+	}
+	return l
+}
+
+// admit adds name to the set while there is room.
+func (n *operationNames) admit(name string) {
+	if !ValidOperationName(name) {
+		return
+	}
+	n.mu.RLock()
+	_, ok := n.seen[name]
+	full := len(n.seen) >= MaxOperationNames
+	n.mu.RUnlock()
+	if ok || full {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if _, ok := n.seen[name]; ok || len(n.seen) >= MaxOperationNames {
+		return
+	}
+	// A name parsed from a document shares the document's memory: keep a
+	// copy, not the whole query text, for the life of the process.
+	l := strings.Clone(name)
+	n.seen[l] = l
+}
+
+// ValidOperationName reports whether name matches
+// [A-Za-z_][A-Za-z0-9_]{0,63}: a GraphQL name short enough for a label.
+func ValidOperationName(name string) bool {
+	if len(name) == 0 || len(name) > 64 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c == '_', 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+		case '0' <= c && c <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// savings collects the counters of the coalescer and the cache Watch was
+// given, at each scrape.
+type savings struct{ m *Metrics }
+
+var (
+	sharedDesc = prometheus.NewDesc("suregql_upstream_shared_total",
+		"GETs answered by an identical GET of the same key already in flight, instead of a call of their own.", nil, nil)
+	cacheDesc = prometheus.NewDesc("suregql_cache_requests_total",
+		"GETs looked up in the answer cache (-cache-ttl), by result: hit (answered without a call) or miss.", []string{"result"}, nil)
+	redisUpDesc = prometheus.NewDesc("suregql_redis_up",
+		"1 while the shared state's Redis is asked, 0 while its circuit breaker is open (requests are answered from the upstream without it).", nil, nil)
+	redisRequestsDesc = prometheus.NewDesc("suregql_redis_requests_total",
+		"Round trips to the shared state's Redis, by result: ok, error (failed or timed out), skipped (not sent: the breaker was open).", []string{"result"}, nil)
+)
+
+func (s savings) Describe(ch chan<- *prometheus.Desc) {
+	ch <- sharedDesc
+	ch <- cacheDesc
+	ch <- redisUpDesc
+	ch <- redisRequestsDesc
+}
+
+func (s savings) Collect(ch chan<- prometheus.Metric) {
+	var shared, hits, misses int64
+	if co := s.m.coalescer.Load(); co != nil {
+		_, shared, _ = co.Stats()
+	}
+	if c := s.m.cache.Load(); c != nil {
+		hits, misses = c.Stats()
+	}
+	if r := s.m.shared.Load(); r != nil {
+		up := 0.0
+		if r.Up() {
+			up = 1
+		}
+		sent, failed, skipped := r.Counts()
+		ch <- prometheus.MustNewConstMetric(redisUpDesc, prometheus.GaugeValue, up)
+		ch <- prometheus.MustNewConstMetric(redisRequestsDesc, prometheus.CounterValue, float64(sent-failed), "ok")
+		ch <- prometheus.MustNewConstMetric(redisRequestsDesc, prometheus.CounterValue, float64(failed), "error")
+		ch <- prometheus.MustNewConstMetric(redisRequestsDesc, prometheus.CounterValue, float64(skipped), "skipped")
+	}
+	ch <- prometheus.MustNewConstMetric(sharedDesc, prometheus.CounterValue, float64(shared))
+	ch <- prometheus.MustNewConstMetric(cacheDesc, prometheus.CounterValue, float64(hits), "hit")
+	ch <- prometheus.MustNewConstMetric(cacheDesc, prometheus.CounterValue, float64(misses), "miss")
+}

@@ -1,0 +1,404 @@
+package planner
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/suregql/suregql/internal/planning/flight"
+	"github.com/suregql/suregql/internal/state/callerkey"
+	"github.com/suregql/suregql/internal/state/restcache"
+	"github.com/suregql/suregql/restclient"
+)
+
+// ErrNoAPIKey is returned by For when the request carried no X-Api-Key.
+var ErrNoAPIKey = errors.New("no API key: send your Sure API key in the X-Api-Key header")
+
+// ErrBadAPIKey is returned by For when X-Api-Key is not a plausible key
+// (too long, or characters no header may carry).
+var ErrBadAPIKey = errors.New("the X-Api-Key header is not a valid API key")
+
+// maxKeyLen bounds accepted API keys; Sure's keys are 64 hex characters.
+const maxKeyLen = 512
+
+type ctxKey struct{}
+
+// Shared is what the data layer shares between requests; build it once per
+// server.
+type Shared struct {
+	// Upstream is the client of the Sure server, without a key.
+	Upstream *restclient.Client
+	// Coalescer lets identical GETs of one key in flight at the same moment
+	// share a call; nil turns that off.
+	Coalescer *restcache.Coalescer
+	// Cache keeps GET answers per key for a TTL (in memory, or in a store
+	// the replicas share); nil turns it off.
+	Cache restcache.AnswerCache
+	// RateLimits remembers the last rate-limit headers of each key; nil
+	// keeps them per request only.
+	RateLimits restcache.RateLimitStore
+	// FamilySizes remembers each key's family size, to plan lookups; nil
+	// keeps it per request only.
+	FamilySizes restcache.FamilySizeStore
+	// Generations is told of each key's writes, for the Cache and the
+	// Coalescer (which must share its numbering); nil when neither needs
+	// it.
+	Generations restcache.Invalidator
+	// Keys derives each request's Key (what the stores know the caller
+	// by) from its API key, once per request; nil means restcache.KeyOf.
+	Keys *callerkey.Ring
+	// MaxCalls caps the upstream calls of one operation's plan; 0 means no
+	// cap. Retries of planned calls are counted as calls but do not spend
+	// it: an upstream fault must not turn into QUERY_TOO_EXPENSIVE. See
+	// Budget for the share of the key's hourly limit that also caps it.
+	MaxCalls int
+	// Log receives one WARN line per failed upstream call, and one DEBUG
+	// line per other call; nil discards.
+	Log *slog.Logger
+	// Meter is told of every request sent upstream, retries included (for
+	// metrics); nil tells no one.
+	Meter Meter
+	// Now is the clock for rate-limit windows; nil means time.Now.
+	Now func() time.Time
+	// Kinds remembers the kind of every id handed out to each key, so that
+	// Node costs one lookup for those; nil remembers nothing between
+	// operations (every node id is probed as each kind).
+	Kinds *KindMemory
+	// Traits keeps what answers showed of the upstream server (its
+	// version's features, its page sizes), for every key; nil keeps them
+	// in this Shared only.
+	Traits restcache.TraitStore
+
+	fallbackTraits
+}
+
+// Meter counts the requests sent upstream; package metrics implements it.
+type Meter interface {
+	// UpstreamCall is told of one request sent upstream, on the goroutine
+	// that sent it: it must be quick.
+	UpstreamCall(restclient.Call)
+}
+
+func (s *Shared) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+// forgetKey drops everything shared about key: the upstream answered 401,
+// so the key is unknown or revoked and must leave nothing behind, nor keep
+// being served from the cache.
+func (s *Shared) forgetKey(apiKey callerkey.Key) {
+	if s.RateLimits != nil {
+		s.RateLimits.Forget(apiKey)
+	}
+	if s.FamilySizes != nil {
+		s.FamilySizes.Forget(apiKey)
+	}
+	if s.Cache != nil {
+		s.Cache.Forget(apiKey)
+	}
+	if s.Kinds != nil {
+		s.Kinds.forgetKey(keyHashOf(apiKey))
+	}
+}
+
+// keyOf returns what the stores know apiKey by.
+func (s *Shared) keyOf(apiKey string) callerkey.Key {
+	if s.Keys != nil {
+		return s.Keys.Key(apiKey)
+	}
+	return restcache.KeyOf(apiKey)
+}
+
+// Planner is the data layer of one GraphQL request.
+type Planner struct {
+	shared *Shared
+	// apiKey is the caller's key as the stores know it (derived once per
+	// request): its keyed hash and cipher, never the key itself.
+	apiKey  callerkey.Key
+	keyHash keyHash // names apiKey in shared.Kinds
+	keyErr  error
+	client  *restclient.Client
+	memo    *memo
+	sends   atomic.Int64 // requests let through the gate: the calls made
+	firsts  atomic.Int64 // first attempts among them: what the budget counts
+	// reserved is the budget set aside by reservations and not yet spent
+	// (Reserve). budgetMu orders the changes of firsts and reserved, so
+	// that together they never pass the budget.
+	reserved atomic.Int64
+	budgetMu sync.Mutex
+	// refusedOutOfQuota is set once the gate refused a request because the
+	// key is known to be out of quota.
+	refusedOutOfQuota atomic.Bool
+
+	mu        sync.Mutex
+	rateLimit *restclient.RateLimit
+	// sharedRead: the shared store's reading was read into rateLimit, once
+	// per operation (a store shared by replicas costs a round trip), from
+	// note when the cache read it on the way.
+	sharedRead bool
+	note       restcache.RateLimitNote
+
+	known      knownCategories                               // every category an answer held
+	byID       *batcher[string, *restclient.Category]        // lookups by id (parents included)
+	kids       *batcher[ParentKey, []*restclient.Category]   // subcategory lists of roots
+	firstPages flight.Once[string, *restclient.CategoryPage] // family first pages, by classification
+	families   flight.Once[string, []*restclient.Category]   // whole family reads, by classification
+	faults     failedReads                                   // family reads that failed upstream, by classification
+	answered   rootFields                                    // root fields that hand out categories, once answered
+	nodes      nodeBatch                                     // node ids, planned together (node.go)
+}
+
+// New returns the data layer for one request made with apiKey.
+func New(shared *Shared, apiKey string) *Planner {
+	l := &Planner{shared: shared, apiKey: shared.keyOf(apiKey), keyErr: checkKey(apiKey)}
+	l.keyHash = keyHashOf(l.apiKey)
+	var cache, coalescer restcache.KeyedFetcher
+	if shared.Cache != nil {
+		cache = shared.Cache
+	}
+	if shared.Coalescer != nil {
+		coalescer = shared.Coalescer
+	}
+	// Memo first (nothing twice per operation), then the shared cache, then
+	// coalescing with other requests in flight, then the network.
+	l.memo = newMemo(restcache.For(l.apiKey, cache, coalescer))
+	l.client = shared.Upstream.For(restclient.Caller{APIKey: apiKey, Observer: l.observe, Gate: l.countingGate, Fetcher: l.memo})
+	l.byID = newBatcher(l.lookUp)
+	l.kids = newBatcher(l.planParents)
+	l.families.RetryErrors = true
+	return l
+}
+
+// Middleware makes a *Planner for every request from its X-Api-Key header.
+// Only that header is read: an Authorization header is never forwarded.
+func Middleware(shared *Shared, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		l := New(shared, r.Header.Get("X-Api-Key"))
+		ctx := restcache.WithRateLimitNote(WithPlanner(r.Context(), l), &l.note)
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// WithPlanner returns ctx carrying l.
+func WithPlanner(ctx context.Context, l *Planner) context.Context {
+	return context.WithValue(ctx, ctxKey{}, l)
+}
+
+// From returns the request's Planner, or nil outside a request.
+func From(ctx context.Context) *Planner {
+	l, _ := ctx.Value(ctxKey{}).(*Planner)
+	return l
+}
+
+// ErrNoPlanner is returned by For when the request reached the resolvers
+// without passing Middleware: a wiring bug of the server, not the caller's.
+var ErrNoPlanner = errors.New("planner: the request carries no planner (is planner.Middleware installed?)")
+
+// For returns the request's Planner, or ErrNoAPIKey / ErrBadAPIKey when
+// the caller cannot be passed upstream. Resolvers call it before any
+// upstream call, so a request without a key costs none.
+func For(ctx context.Context) (*Planner, error) {
+	l := From(ctx)
+	if l == nil {
+		return nil, ErrNoPlanner
+	}
+	if l.keyErr != nil {
+		return nil, l.keyErr
+	}
+	return l, nil
+}
+
+// Key returns what the stores know the caller by: a keyed hash of its
+// key (and, with Redis, a cipher derived from it), never the key itself.
+func (l *Planner) Key() callerkey.Key { return l.apiKey }
+
+// KeyError returns why the request's key cannot be used, or nil.
+func (l *Planner) KeyError() error { return l.keyErr }
+
+// Client returns the caller's upstream client: keyed, counted and memoized.
+func (l *Planner) Client() *restclient.Client { return l.client }
+
+// Calls returns how many requests this operation sent upstream so far
+// (retries included): every request passes the gate once.
+func (l *Planner) Calls() int { return int(l.sends.Load()) }
+
+// RateLimit returns the last rate-limit headers seen for this key, in this
+// operation or an earlier one, or nil.
+func (l *Planner) RateLimit() *restclient.RateLimit {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.sharedRead && l.shared.RateLimits != nil {
+		l.sharedRead = true
+		seen, ok, noted := l.note.Get() // read with a cached answer
+		if !noted {
+			seen, ok = l.shared.RateLimits.Get(l.apiKey)
+			l.note.Set(seen, ok)
+		}
+		if ok && (l.rateLimit == nil || restclient.Newer(seen, *l.rateLimit)) {
+			l.rateLimit = &seen
+		}
+	}
+	return l.rateLimit
+}
+
+// RefusedOutOfQuota reports whether a request of this operation was
+// refused locally (RATE_LIMITED, no call) because the key is known to be
+// out of quota.
+func (l *Planner) RefusedOutOfQuota() bool { return l.refusedOutOfQuota.Load() }
+
+// observe is told of every request sent upstream, retries included; ctx
+// is the one the call was sent with, so the WARN line of a failed call
+// carries the request's id (for a GET shared with other requests in
+// flight, the id of the request that sent it).
+func (l *Planner) observe(ctx context.Context, c restclient.Call) {
+	if l.shared.Meter != nil {
+		l.shared.Meter.UpstreamCall(c)
+	}
+	rl := c.RateLimit
+	if c.Err != nil {
+		rl = l.afterRefusal(c.Err, rl)
+	}
+	if c.RateLimit != nil {
+		l.learnRateLimit(c.RateLimit)
+	}
+	if rl != nil {
+		l.mu.Lock()
+		if l.rateLimit == nil || restclient.Newer(*rl, *l.rateLimit) {
+			l.rateLimit = rl
+		}
+		l.mu.Unlock()
+		if l.shared.RateLimits != nil {
+			l.shared.RateLimits.Observe(l.apiKey, *rl)
+		}
+	}
+	if c.Status == http.StatusUnauthorized {
+		l.shared.forgetKey(l.apiKey)
+	}
+	log := l.shared.Log
+	switch {
+	case log == nil:
+	case c.Err != nil && !idNamesNothing(c):
+		// Never the key, the query string (ids, filters) or a body.
+		log.WarnContext(ctx, "upstream call failed", "endpoint", c.Endpoint, "status", c.Status,
+			"duration", c.Duration.Round(time.Microsecond), "attempt", c.Attempt, "cause", failureCause(c.Err))
+	case log.Enabled(ctx, slog.LevelDebug):
+		// Asked first: the arguments would be boxed (allocated) for every
+		// call even when the line is dropped.
+		log.DebugContext(ctx, "upstream call", "endpoint", c.Endpoint, "status", c.Status,
+			"duration", c.Duration.Round(time.Microsecond), "attempt", c.Attempt)
+	}
+}
+
+// idNamesNothing reports whether c is a lookup by id the upstream answered
+// 404: an answer (the id names nothing; node probes its kinds so), not a
+// fault an operator should be warned of. A 404 on a list or a write still
+// is one (a wrong base path, a route the upstream lacks).
+func idNamesNothing(c restclient.Call) bool {
+	return c.Status == http.StatusNotFound && c.Method == http.MethodGet && strings.HasSuffix(c.Endpoint, "/{id}")
+}
+
+// afterRefusal returns the rate-limit reading of a failed call whose
+// answer carried rl: a 429 without usable headers still says nothing is
+// left until Retry-After.
+func (l *Planner) afterRefusal(err error, rl *restclient.RateLimit) *restclient.RateLimit {
+	var limited *restclient.RateLimitError
+	if !errors.As(err, &limited) || (rl != nil && rl.Remaining == 0) {
+		return rl
+	}
+	reading := restclient.RateLimit{Limit: -1, Remaining: 0, Reset: limited.RetryAfter, ResetAt: l.shared.now().Add(limited.RetryAfter)}
+	if rl != nil {
+		reading.Limit = rl.Limit
+	}
+	return &reading
+}
+
+// failureCause names why an upstream call failed, for logs: the upstream's
+// error code, or the reason callers see in extensions.reason; never a URL
+// or a body.
+func failureCause(err error) string {
+	var (
+		api     *restclient.APIError
+		unavail *restclient.UnavailableError
+		limited *restclient.RateLimitError
+	)
+	switch {
+	case errors.As(err, &limited):
+		return "rate_limited"
+	case errors.As(err, &api):
+		if api.Code != "" {
+			return api.Code
+		}
+		return "rejected"
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	case errors.As(err, &unavail):
+		return unavail.Reason() // the same words callers get in extensions.reason
+	case errors.Is(err, context.DeadlineExceeded):
+		return restclient.ReasonTimeout
+	}
+	return "error"
+}
+
+// chatsWritten records that this key sent a chat write that ended with
+// err: unless the upstream certainly refused it (a 4xx, or nothing was
+// sent), chat answers of this operation and in the shared cache for this
+// key are forgotten, so that the key's next read sees the write.
+func (l *Planner) chatsWritten(err error) {
+	if !mayHaveWritten(err) {
+		return
+	}
+	l.memo.forget(restclient.Chats)
+	l.nodesWritten()
+	if l.shared.Generations != nil {
+		l.shared.Generations.Invalidate(l.apiKey, restclient.Chats)
+	}
+}
+
+// mayHaveWritten reports whether a write that ended with err may have
+// been applied: it succeeded, or its answer was lost; not when the
+// upstream refused it (a 4xx) or nothing was sent.
+func mayHaveWritten(err error) bool {
+	var (
+		api  *restclient.APIError
+		gate *restclient.GateError
+	)
+	return !errors.As(err, &api) && !errors.As(err, &gate)
+}
+
+// awaitReply is told that this key sent a user message that ended with
+// err (a chat's first, or one more): unless the upstream certainly
+// refused it, the assistant is writing its reply, asynchronously, so the
+// shared cache keeps none of the key's chat answers for a while
+// (restcache.ReplyWait): one read meanwhile would hide the reply for the
+// cache's TTL.
+func (l *Planner) awaitReply(err error) {
+	if h, ok := l.shared.Cache.(restcache.Holder); ok && mayHaveWritten(err) {
+		h.Hold(l.apiKey, restclient.Chats, restcache.ReplyWait)
+	}
+}
+
+func checkKey(key string) error {
+	if key == "" {
+		return ErrNoAPIKey
+	}
+	if len(key) > maxKeyLen {
+		return ErrBadAPIKey
+	}
+	for i := 0; i < len(key); i++ {
+		if c := key[i]; c < 0x21 || c > 0x7e {
+			return ErrBadAPIKey
+		}
+	}
+	return nil
+}
+
+// errNoRateLimit: the upstream answered without X-RateLimit-* headers.
+var errNoRateLimit = &restclient.UnavailableError{Op: "rate limit", Err: errors.New("the upstream did not report a rate limit")}

@@ -1,0 +1,182 @@
+package restcache
+
+import (
+	"sync"
+	"time"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+
+	"github.com/suregql/suregql/internal/state/callerkey"
+	"github.com/suregql/suregql/restclient"
+)
+
+// byKey is a bounded map from key hash to V: the least recently used key is
+// forgotten first. The zero value holds DefaultMaxKeys keys.
+type byKey[V any] struct {
+	once    sync.Once
+	max     int
+	onEvict func(keyHash string, v V)
+	m       *lru.Cache[string, V]
+}
+
+func (b *byKey[V]) lru() *lru.Cache[string, V] {
+	b.once.Do(func() {
+		size := b.max
+		if size <= 0 {
+			size = DefaultMaxKeys
+		}
+		var err error
+		if b.onEvict != nil {
+			b.m, err = lru.NewWithEvict(size, b.onEvict)
+		} else {
+			b.m, err = lru.New[string, V](size)
+		}
+		if err != nil {
+			panic(err) // only for a non-positive size, excluded above
+		}
+	})
+	return b.m
+}
+
+// Generations numbers, per key and resource, the writes a key made: reads
+// of a newer generation never share a cached answer or an in-flight GET
+// with reads of an older one. It remembers at most DefaultMaxKeys keys (or
+// the number given to NewGenerations).
+type Generations struct {
+	mu   sync.Mutex // makes Invalidate's read-modify-write atomic
+	keys byKey[map[restclient.Resource]uint64]
+}
+
+// NewGenerations returns generations for at most maxKeys keys; onForget,
+// when set, is told the hash of each key forgotten to make room, whose
+// cached answers must then go too (its generations restart at 0).
+func NewGenerations(maxKeys int, onForget func(keyHash string)) *Generations {
+	g := &Generations{}
+	g.keys.max = maxKeys
+	if onForget != nil {
+		g.keys.onEvict = func(kh string, _ map[restclient.Resource]uint64) { onForget(kh) }
+	}
+	return g
+}
+
+// Of returns the generation of the resource a request reads.
+func (g *Generations) Of(key callerkey.Key, path string) uint64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	m, _ := g.keys.lru().Peek(key.ID())
+	return m[restclient.ResourceOf(path)]
+}
+
+// Invalidate starts a new generation of key's resource after
+// that key wrote to it.
+func (g *Generations) Invalidate(key callerkey.Key, res restclient.Resource) {
+	kh := key.ID()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	m, ok := g.keys.lru().Get(kh)
+	if !ok {
+		m = map[restclient.Resource]uint64{}
+	}
+	m[res]++
+	g.keys.lru().Add(kh, m)
+}
+
+// Len returns how many keys have generations.
+func (g *Generations) Len() int { return g.keys.lru().Len() }
+
+func (g *Generations) forget(keyHash string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.keys.lru().Remove(keyHash)
+}
+
+// RateLimits remembers the newest rate-limit reading of each key, so that
+// every response can report the caller's remaining budget, and so that a
+// key known to be out of quota is refused without a call until its reset.
+// The zero value is ready to use.
+type RateLimits struct {
+	mu   sync.Mutex
+	keys byKey[restclient.RateLimit]
+}
+
+// Observe records rl for key unless an answer read later in the same
+// window is already known: of readings of one window, the one with the
+// fewest requests remaining is the newest (answers of parallel calls arrive
+// in any order).
+func (r *RateLimits) Observe(key callerkey.Key, rl restclient.RateLimit) {
+	kh := key.ID()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if old, ok := r.keys.lru().Get(kh); ok && !restclient.Newer(rl, old) {
+		return
+	}
+	r.keys.lru().Add(kh, rl)
+}
+
+// Get returns the newest rate limit seen for key.
+func (r *RateLimits) Get(key callerkey.Key) (restclient.RateLimit, bool) {
+	return r.keys.lru().Get(key.ID())
+}
+
+// Exhausted reports whether key is known to have no request left at now,
+// and how long until its window resets.
+func (r *RateLimits) Exhausted(key callerkey.Key, now time.Time) (retryAfter time.Duration, exhausted bool) {
+	rl, ok := r.Get(key)
+	if !ok {
+		return 0, false
+	}
+	return rl.Exhausted(now)
+}
+
+// Len returns how many keys have a reading.
+func (r *RateLimits) Len() int { return r.keys.lru().Len() }
+
+// Forget drops what is known of key (the upstream rejected it).
+func (r *RateLimits) Forget(key callerkey.Key) { r.keys.lru().Remove(key.ID()) }
+
+// FamilySizes remembers how many categories each key's family (and each
+// classification of it) had when last seen. It is a planning hint only
+// (never data served): it tells whether one page of 100 is likely to hold
+// the whole family. The zero value is ready to use.
+type FamilySizes struct {
+	mu   sync.Mutex
+	keys byKey[map[string]int]
+}
+
+// Observe records the size of key's family ("" class) or of one
+// classification of it.
+func (f *FamilySizes) Observe(key callerkey.Key, class string, n int) {
+	kh := key.ID()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	m, ok := f.keys.lru().Get(kh)
+	if !ok {
+		m = map[string]int{}
+	}
+	m[class] = n
+	f.keys.lru().Add(kh, m)
+}
+
+// Get returns the last size seen for key's family or classification.
+func (f *FamilySizes) Get(key callerkey.Key, class string) (int, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	m, _ := f.keys.lru().Get(key.ID())
+	n, ok := m[class]
+	return n, ok
+}
+
+// Len returns how many keys have a size.
+func (f *FamilySizes) Len() int { return f.keys.lru().Len() }
+
+// Forget drops what is known of key (the upstream rejected it).
+func (f *FamilySizes) Forget(key callerkey.Key) { f.keys.lru().Remove(key.ID()) }
+
+var (
+	_ RateLimitStore  = (*RateLimits)(nil)
+	_ FamilySizeStore = (*FamilySizes)(nil)
+	_ AnswerCache     = (*Cache)(nil)
+	_ Holder          = (*Cache)(nil)
+	_ Invalidator     = (*Generations)(nil)
+	_ KeyedFetcher    = (*Coalescer)(nil)
+)

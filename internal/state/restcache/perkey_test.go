@@ -1,0 +1,179 @@
+package restcache_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/suregql/suregql/internal/state/restcache"
+	"github.com/suregql/suregql/restclient"
+)
+
+func TestRateLimits_KeepsTheNewestReading(t *testing.T) {
+	now := time.Date(2026, 1, 10, 11, 40, 0, 0, time.UTC)
+	reading := func(remaining int, resetIn time.Duration) restclient.RateLimit {
+		return restclient.RateLimit{Limit: 100, Remaining: remaining, Reset: resetIn, ResetAt: now.Add(resetIn)}
+	}
+	tests := []struct {
+		name     string
+		observed []restclient.RateLimit
+		want     restclient.RateLimit
+	}{
+		{
+			// Parallel calls answer in any order: the lowest remaining of a
+			// window is the newest, whatever arrived last.
+			name:     "same window, answers out of order",
+			observed: []restclient.RateLimit{reading(50, 20*time.Minute), reading(9, 20*time.Minute), reading(41, 20*time.Minute)},
+			want:     reading(9, 20*time.Minute),
+		},
+		{
+			name:     "reset rounding within a window",
+			observed: []restclient.RateLimit{reading(30, 20*time.Minute), reading(29, 20*time.Minute-time.Second)},
+			want:     reading(29, 20*time.Minute-time.Second),
+		},
+		{
+			name:     "a new window replaces the old one",
+			observed: []restclient.RateLimit{reading(0, time.Minute), reading(99, time.Hour+time.Minute)},
+			want:     reading(99, time.Hour+time.Minute),
+		},
+		{
+			name:     "an old window never replaces a new one",
+			observed: []restclient.RateLimit{reading(99, time.Hour+time.Minute), reading(0, time.Minute)},
+			want:     reading(99, time.Hour+time.Minute),
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var r restcache.RateLimits
+			for _, rl := range tt.observed {
+				r.Observe(restcache.KeyOf("key-1"), rl)
+			}
+			if got, _ := r.Get(restcache.KeyOf("key-1")); got != tt.want {
+				t.Errorf("Get = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestRateLimits_Exhausted(t *testing.T) {
+	now := time.Date(2026, 1, 10, 11, 40, 0, 0, time.UTC)
+	var r restcache.RateLimits
+	r.Observe(restcache.KeyOf("spent"), restclient.RateLimit{Limit: 100, Remaining: 0, ResetAt: now.Add(90 * time.Second)})
+	r.Observe(restcache.KeyOf("left"), restclient.RateLimit{Limit: 100, Remaining: 1, ResetAt: now.Add(90 * time.Second)})
+	r.Observe(restcache.KeyOf("unknown"), restclient.RateLimit{Limit: 100, Remaining: -1, ResetAt: now.Add(90 * time.Second)})
+	for _, tc := range []struct {
+		key       string
+		at        time.Time
+		wantAfter time.Duration
+		want      bool
+	}{
+		{"spent", now, 90 * time.Second, true},
+		{"spent", now.Add(90 * time.Second), 0, false}, // the window reset
+		{"left", now, 0, false},
+		{"unknown", now, 0, false},
+		{"never-seen", now, 0, false},
+	} {
+		after, got := r.Exhausted(restcache.KeyOf(tc.key), tc.at)
+		if got != tc.want || after != tc.wantAfter {
+			t.Errorf("Exhausted(%q, +%s) = (%s, %t), want (%s, %t)", tc.key, tc.at.Sub(now), after, got, tc.wantAfter, tc.want)
+		}
+	}
+	r.Forget(restcache.KeyOf("spent"))
+	if _, ok := r.Get(restcache.KeyOf("spent")); ok {
+		t.Error("Forget left the key's reading behind")
+	}
+}
+
+func TestGenerations_ForgettingAKeyDropsItsCachedAnswers(t *testing.T) {
+	var forgotten []string
+	g := restcache.NewGenerations(2, func(kh string) { forgotten = append(forgotten, kh) })
+	g.Invalidate(restcache.KeyOf("key-1"), restclient.Chats)
+	g.Invalidate(restcache.KeyOf("key-2"), restclient.Chats)
+	g.Invalidate(restcache.KeyOf("key-3"), restclient.Chats) // over the bound: key-1 goes
+	if len(forgotten) != 1 || forgotten[0] != restcache.KeyHash("key-1") {
+		t.Fatalf("forgotten = %v, want key-1's hash only", forgotten)
+	}
+	if got := g.Of(restcache.KeyOf("key-3"), "chats?page=1"); got != 1 {
+		t.Errorf("key-3's chats generation = %d, want 1", got)
+	}
+}
+
+func TestCache_ForgetDropsEveryAnswerOfTheKey(t *testing.T) {
+	c := restcache.NewCache(100, time.Hour)
+	var calls atomic.Int64
+	fetch := func(context.Context) (*restclient.Response, error) {
+		calls.Add(1)
+		return response(`{}`), nil
+	}
+	for _, key := range []string{"revoked", "other"} {
+		for _, path := range []string{"categories?page=1", "chats?page=1", "imports/x"} {
+			if _, err := c.Fetch(t.Context(), restclient.RequestKey{APIKey: key, Path: path}, fetch); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	c.Forget(restcache.KeyOf("revoked"))
+	if got := c.Len(); got != 3 {
+		t.Errorf("Len() = %d after Forget, want 3 (the other key's)", got)
+	}
+	calls.Store(0)
+	_, _ = c.Fetch(t.Context(), restclient.RequestKey{APIKey: "revoked", Path: "chats?page=1"}, fetch)
+	_, _ = c.Fetch(t.Context(), restclient.RequestKey{APIKey: "other", Path: "chats?page=1"}, fetch)
+	if got := calls.Load(); got != 1 {
+		t.Errorf("fetches after Forget = %d, want 1 (the revoked key's answer is gone, the other's is not)", got)
+	}
+}
+
+func TestCoalescer_JoinerRetriesAFailedSharedCall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var c restcache.Coalescer
+		key := restclient.RequestKey{APIKey: "key-1", Path: "chats?page=1"}
+		release := make(chan struct{})
+		var calls atomic.Int64
+		unavailable := &restclient.UnavailableError{Op: "GET /chats", Status: http.StatusServiceUnavailable, Err: errors.New("status 503")}
+		want := response(`{"chats":[]}`)
+		// The first caller's GET fails (after its own retries).
+		a := fetchAsync(t.Context(), &c, key, blockingFetch(&calls, release, nil, unavailable))
+		synctest.Wait()
+		b := fetchAsync(t.Context(), &c, key, func(context.Context) (*restclient.Response, error) {
+			calls.Add(1)
+			return want, nil
+		})
+		synctest.Wait()
+		close(release)
+		if r := <-a; !errors.Is(r.err, unavailable) {
+			t.Errorf("starter got (%v, %v), want its own failure", r.resp, r.err)
+		}
+		if r := <-b; r.err != nil || r.resp != want {
+			t.Errorf("joiner got (%v, %v), want the answer of its own attempt", r.resp, r.err)
+		}
+		if got := calls.Load(); got != 2 {
+			t.Errorf("fetches = %d, want 2", got)
+		}
+	})
+}
+
+func TestCoalescer_PanicIsAnErrorForEveryCaller(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var c restcache.Coalescer
+		key := restclient.RequestKey{APIKey: "key-1", Path: "imports/x"}
+		release := make(chan struct{})
+		a := fetchAsync(t.Context(), &c, key, func(context.Context) (*restclient.Response, error) {
+			<-release
+			panic("decoder bug")
+		})
+		synctest.Wait()
+		b := fetchAsync(t.Context(), &c, key, func(context.Context) (*restclient.Response, error) { return response("x"), nil })
+		synctest.Wait()
+		close(release)
+		for name, ch := range map[string]<-chan result{"starter": a, "joiner": b} {
+			if r := <-ch; r.err == nil {
+				t.Errorf("%s got (%v, nil), want an error", name, r.resp)
+			}
+		}
+	})
+}
