@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/suregql/suregql/internal/limits/badinput"
 	"log/slog"
 	"math"
 	"net/http"
+
+	"github.com/suregql/suregql/internal/limits/badinput"
+	"github.com/suregql/suregql/internal/state/callerkey"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -123,7 +125,7 @@ func present(err error) (string, map[string]any) {
 		return tooMuch.Error(), ext
 	case errors.As(err, &nf):
 		return err.Error(), code(CodeNotFound)
-	case errors.Is(err, planner.ErrNoAPIKey), errors.Is(err, planner.ErrBadAPIKey):
+	case errors.Is(err, callerkey.ErrNoAPIKey), errors.Is(err, callerkey.ErrBadAPIKey):
 		return err.Error(), code(CodeUnauthenticated)
 	case errors.As(err, &bad):
 		return bad.Error(), map[string]any{"code": CodeBadUserInput, "argument": bad.Arg}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/suregql/suregql/internal/planning/paging"
 	"github.com/suregql/suregql/internal/planning/planner"
+	"github.com/suregql/suregql/internal/state/callerkey"
 	"github.com/suregql/suregql/restclient"
 )
 
@@ -207,14 +208,14 @@ func TestErrorPresenter(t *testing.T) {
 		},
 		{
 			name:    "no API key",
-			err:     planner.ErrNoAPIKey,
-			wantMsg: planner.ErrNoAPIKey.Error(),
+			err:     callerkey.ErrNoAPIKey,
+			wantMsg: callerkey.ErrNoAPIKey.Error(),
 			wantExt: map[string]any{"code": CodeUnauthenticated},
 		},
 		{
 			name:    "unusable API key",
-			err:     planner.ErrBadAPIKey,
-			wantMsg: planner.ErrBadAPIKey.Error(),
+			err:     callerkey.ErrBadAPIKey,
+			wantMsg: callerkey.ErrBadAPIKey.Error(),
 			wantExt: map[string]any{"code": CodeUnauthenticated},
 		},
 		{
@@ -288,7 +289,7 @@ func TestErrorPresenter_DirectCall(t *testing.T) {
 	}{
 		{"rate limited", &restclient.RateLimitError{RetryAfter: time.Second}, CodeRateLimited},
 		{"unknown", errors.New(secretKey), CodeInternal},
-		{"no key", planner.ErrNoAPIKey, CodeUnauthenticated},
+		{"no key", callerkey.ErrNoAPIKey, CodeUnauthenticated},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := present(context.Background(), tc.err)

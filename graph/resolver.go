@@ -9,7 +9,7 @@ package graph
 
 // Resolver is the root of the resolvers. It holds nothing: the resolvers'
 // one dependency is the request's *planner.Planner, made per request by
-// planner.Middleware from the server's long-lived planner.Shared (the
+// the HTTP edge from the caller and the server's long-lived planner.Shared (the
 // upstream client, caches and limits). A request without it is a wiring
 // bug, answered INTERNAL, never blamed on the caller's key.
 type Resolver struct{}

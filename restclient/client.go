@@ -255,10 +255,13 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 	return c, nil
 }
 
-// WithAPIKey returns a copy of c that authenticates as apiKey.
+// WithAPIKey returns a copy of c that authenticates as apiKey. The copy
+// has no fetcher: a fetcher is its caller's (its answers are that key's),
+// so it never follows the client to another key.
 func (c *Client) WithAPIKey(apiKey string) *Client {
 	cp := *c
 	cp.apiKey = apiKey
+	cp.fetcher = nil
 	return &cp
 }
 
@@ -273,18 +276,17 @@ type Caller struct {
 }
 
 // For returns a copy of c bound to the caller: one copy where the With*
-// methods in a row would make four, for every request.
+// methods in a row would make four, for every request. As with WithAPIKey,
+// c's fetcher is not kept: the copy has the caller's, or none.
 func (c *Client) For(caller Caller) *Client {
 	cp := *c
 	cp.apiKey = caller.APIKey
+	cp.fetcher = caller.Fetcher
 	if caller.Observer != nil {
 		cp.observer = caller.Observer
 	}
 	if caller.Gate != nil {
 		cp.gate = caller.Gate
-	}
-	if caller.Fetcher != nil {
-		cp.fetcher = caller.Fetcher
 	}
 	return &cp
 }
@@ -326,18 +328,19 @@ func (c *Client) BaseURL() string { return c.baseURL.String() }
 // APIKey returns the key this client sends.
 func (c *Client) APIKey() string { return c.apiKey }
 
-// Fetcher wraps the sending of one GET. key identifies the request (API key
-// and URL); fetch sends it. Implementations may answer from memory or share
-// one fetch between callers, but must never share answers across API keys.
+// Fetcher wraps the sending of one GET. key identifies the request (its
+// URL); fetch sends it. A client's fetcher is made for its caller (see
+// Client.For), so the key names no caller: implementations may answer from
+// memory or share one fetch between callers, but must never share answers
+// across API keys.
 type Fetcher interface {
 	Fetch(ctx context.Context, key RequestKey, fetch func(context.Context) (*Response, error)) (*Response, error)
 }
 
-// RequestKey identifies a GET: the API key it is sent with and its path and
-// query relative to the base URL.
+// RequestKey identifies a GET of one caller: its path and query relative
+// to the base URL.
 type RequestKey struct {
-	APIKey string
-	Path   string
+	Path string
 }
 
 // Resource returns the resource the request reads.
@@ -454,7 +457,7 @@ func get[T any](ctx context.Context, c *Client, path string, query url.Values) (
 		err  error
 	)
 	if c.fetcher != nil {
-		resp, err = c.fetcher.Fetch(ctx, RequestKey{APIKey: c.apiKey, Path: rel}, fetch)
+		resp, err = c.fetcher.Fetch(ctx, RequestKey{Path: rel}, fetch)
 	} else {
 		resp, err = fetch(ctx)
 	}

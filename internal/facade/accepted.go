@@ -1,9 +1,10 @@
 package facade
 
 import (
-	"hash/maphash"
 	"net/http"
 	"sync"
+
+	"github.com/suregql/suregql/internal/state/callerkey"
 )
 
 // maxAcceptedKeys bounds acceptedKeys: past it, an arbitrary key is
@@ -17,43 +18,40 @@ const maxAcceptedKeys = 10_000
 // of such a key (see observer.record), so that a stranger, whose key the
 // upstream never accepts, cannot take the label slots
 // (metrics.MaxOperationNames) with names of its own: its operations count
-// as "other". Keys are kept as a keyed 64-bit hash whose seed never leaves
-// the process, never as themselves, and at most maxAcceptedKeys of them.
+// as "other". Keys are known by their callers' ids (keyed hashes, never
+// the keys), at most maxAcceptedKeys of them.
 type acceptedKeys struct {
-	seed maphash.Seed
-	mu   sync.RWMutex
-	ids  map[uint64]struct{}
+	mu  sync.RWMutex
+	ids map[string]struct{}
 }
 
 func newAcceptedKeys() *acceptedKeys {
-	return &acceptedKeys{seed: maphash.MakeSeed(), ids: map[uint64]struct{}{}}
+	return &acceptedKeys{ids: map[string]struct{}{}}
 }
 
-func (a *acceptedKeys) id(apiKey string) uint64 { return maphash.String(a.seed, apiKey) }
-
-// has reports whether the upstream accepted apiKey ("" never).
-func (a *acceptedKeys) has(apiKey string) bool {
-	if a == nil || apiKey == "" {
+// has reports whether the upstream accepted the caller with this id ("" never).
+func (a *acceptedKeys) has(id string) bool {
+	if a == nil || id == "" {
 		return false
 	}
-	id := a.id(apiKey)
 	a.mu.RLock()
 	defer a.mu.RUnlock()
 	_, ok := a.ids[id]
 	return ok
 }
 
-// learn records the upstream's answer status to a request made with
-// apiKey: a 2xx accepts the key, a 401 forgets it (revoked).
-func (a *acceptedKeys) learn(apiKey string, status int) {
-	if apiKey == "" {
+// learn records the upstream's answer status to a request made with key:
+// a 2xx accepts the key, a 401 forgets it (revoked). It is
+// planner.Shared.Answered.
+func (a *acceptedKeys) learn(key callerkey.Key, status int) {
+	id := key.ID()
+	if id == "" {
 		return
 	}
 	accepted := status >= 200 && status < 300
 	if !accepted && status != http.StatusUnauthorized {
 		return
 	}
-	id := a.id(apiKey)
 	a.mu.RLock()
 	_, known := a.ids[id]
 	a.mu.RUnlock()
@@ -73,23 +71,4 @@ func (a *acceptedKeys) learn(apiKey string, status int) {
 		}
 	}
 	a.ids[id] = struct{}{}
-}
-
-// transport returns the wrapper of the upstream client's transport that
-// tells a of each answer's status to the key it was sent with.
-func (a *acceptedKeys) transport(rt http.RoundTripper) http.RoundTripper {
-	return acceptingTransport{keys: a, next: rt}
-}
-
-type acceptingTransport struct {
-	keys *acceptedKeys
-	next http.RoundTripper
-}
-
-func (t acceptingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	resp, err := t.next.RoundTrip(r)
-	if err == nil {
-		t.keys.learn(r.Header.Get("X-Api-Key"), resp.StatusCode)
-	}
-	return resp, err
 }

@@ -21,7 +21,7 @@ import (
 //
 // The operations run one after another, in the order sent, on the
 // request's one data layer (a *planner.Planner: made once per HTTP request by
-// planner.Middleware). So a later operation reuses what an earlier one read
+// the edge, withCaller). So a later operation reuses what an earlier one read
 // (the family's category list, a category listed, a page) without a call,
 // mutations apply in the order sent and the operations after a mutation
 // see its effect, and the batch spends one upstream-call budget. A batch

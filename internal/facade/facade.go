@@ -162,12 +162,18 @@ func New(cfg Config) http.Handler {
 	}
 	srv := newGraphQLServer(cfg, log, accepted)
 	shared := newShared(cfg, log, accepted)
+	// A secret of this process, or Redis's shared one: ids of keys are
+	// keyed hashes, which no one without the secret can recompute.
+	ring := callerkey.NewRing(nil, false)
+	if cfg.Redis != nil {
+		ring = cfg.Redis.Keys()
+	}
 	cfg.Metrics.Watch(shared.Coalescer, shared.Cache)
 	if cfg.Redis != nil {
 		cfg.Metrics.WatchShared(cfg.Redis)
 	}
 	mux := http.NewServeMux()
-	gql := cacheHeaders(http.MaxBytesHandler(withDeadline(cfg.OperationTimeout, overHTTP(log, cfg.Metrics, cfg.MaxBatch, planner.Middleware(shared, withPendingQueries(srv)))), maxBodyBytes))
+	gql := cacheHeaders(http.MaxBytesHandler(withDeadline(cfg.OperationTimeout, overHTTP(log, cfg.Metrics, cfg.MaxBatch, withCaller(ring, shared, withPendingQueries(srv)))), maxBodyBytes))
 	if len(cfg.CORSOrigins) > 0 {
 		// Outermost, so that a preflight is answered before the method
 		// checks and gqlgen's own OPTIONS answer, and so that refusals (405,
@@ -355,14 +361,10 @@ func newShared(cfg Config, log *slog.Logger, accepted *acceptedKeys) *planner.Sh
 		Log:       log,
 	}
 	if cfg.Redis != nil {
-		shared.Keys = cfg.Redis.Keys()
 		shared.RateLimits = cfg.Redis.RateLimits()
 		shared.FamilySizes = cfg.Redis.FamilySizes()
 		shared.Traits = cfg.Redis.Traits(cfg.Upstream.BaseURL())
 	} else {
-		// A secret of this process: ids of keys in memory are keyed hashes
-		// too, which no one outside the process can recompute.
-		shared.Keys = callerkey.NewRing(nil, false)
 		shared.RateLimits = &restcache.RateLimits{}
 		shared.FamilySizes = &restcache.FamilySizes{}
 		shared.Traits = &restcache.Traits{}
@@ -371,7 +373,7 @@ func newShared(cfg Config, log *slog.Logger, accepted *acceptedKeys) *planner.Sh
 		shared.Meter = cfg.Metrics
 	}
 	if accepted != nil {
-		shared.Upstream = shared.Upstream.WithTransport(accepted.transport)
+		shared.Answered = accepted.learn
 	}
 	if cfg.TracerProvider != nil {
 		shared.Upstream = shared.Upstream.WithTransport(tracedUpstream(cfg.TracerProvider, cfg.Propagator))

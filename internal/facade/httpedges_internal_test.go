@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"net/url"
 	"testing"
+
+	"github.com/suregql/suregql/internal/state/callerkey"
 )
 
 // A span's URL is its endpoint's template on the upstream's origin, under
@@ -33,25 +35,27 @@ func TestURLTemplate(t *testing.T) {
 // other answers, and holds at most maxAcceptedKeys.
 func TestAcceptedKeys(t *testing.T) {
 	a := newAcceptedKeys()
-	a.learn("k", http.StatusNotFound)
-	a.learn("k", http.StatusTooManyRequests)
-	if a.has("k") {
+	ring := callerkey.NewRing(nil, false)
+	k, other := ring.Key("k"), ring.Key("other")
+	a.learn(k, http.StatusNotFound)
+	a.learn(k, http.StatusTooManyRequests)
+	if a.has(k.ID()) {
 		t.Error("a key answered 404 and 429 only is accepted")
 	}
-	a.learn("k", http.StatusOK)
-	if !a.has("k") || a.has("other") || a.has("") {
+	a.learn(k, http.StatusOK)
+	if !a.has(k.ID()) || a.has(other.ID()) || a.has("") {
 		t.Error("a key answered 200 is not accepted, or another is")
 	}
-	a.learn("k", http.StatusServiceUnavailable)
-	if !a.has("k") {
+	a.learn(k, http.StatusServiceUnavailable)
+	if !a.has(k.ID()) {
 		t.Error("a 503 forgot the key")
 	}
-	a.learn("k", http.StatusUnauthorized)
-	if a.has("k") {
+	a.learn(k, http.StatusUnauthorized)
+	if a.has(k.ID()) {
 		t.Error("a key answered 401 is still accepted")
 	}
 	for i := range maxAcceptedKeys + 100 {
-		a.learn(fmt.Sprint("key-", i), http.StatusCreated)
+		a.learn(ring.Key(fmt.Sprint("key-", i)), http.StatusCreated)
 	}
 	if n := len(a.ids); n != maxAcceptedKeys {
 		t.Errorf("%d keys held, want %d", n, maxAcceptedKeys)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"regexp"
 	"runtime"
 	"strings"
 	"sync"
@@ -230,9 +231,20 @@ func TestMetrics_CountWhatTheUpstreamSaw(t *testing.T) {
 		}
 	}
 
-	// No key, and no key's hash, anywhere: not in a label, not at all.
+	// No key anywhere: not in a label, not at all; and no key's id (a
+	// keyed hash, 32 hex digits) in a label.
+	callerID := regexp.MustCompile(`^[0-9a-f]{32}$`)
+	for name, f := range families {
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if callerID.MatchString(l.GetValue()) {
+					t.Errorf("%s{%s=%q} holds what looks like a caller's id", name, l.GetName(), l.GetValue())
+				}
+			}
+		}
+	}
 	for _, key := range []string{demo, other, readOnly} {
-		for _, secret := range []string{key, restcache.KeyHash(key)} {
+		for _, secret := range []string{key} {
 			if strings.Contains(raw, secret) {
 				t.Errorf("/metrics contains %q", secret)
 			}

@@ -195,8 +195,7 @@ func (o *observer) record(ctx context.Context, resp *graphql.Response, span trac
 			}
 		}
 	}
-	l := planner.From(ctx)
-	if name != "" && l != nil && l.KeyError() == nil && o.accepted.has(l.Client().APIKey()) {
+	if name != "" && o.accepted.has(callerID(ctx)) {
 		// A name gets a series of its own only from a caller the upstream
 		// accepted, so that strangers cannot take the bounded set.
 		o.metrics.AdmitOperationName(name)
@@ -210,7 +209,7 @@ func (o *observer) record(ctx context.Context, resp *graphql.Response, span trac
 	}
 	// The flag is the request's: in a batch, only the operations refused
 	// with RATE_LIMITED count.
-	if rateLimited && l != nil && l.RefusedOutOfQuota() {
+	if l := planner.From(ctx); rateLimited && l != nil && l.RefusedOutOfQuota() {
 		o.metrics.RateLimitRefused()
 	}
 	if span == nil {

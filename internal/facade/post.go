@@ -15,7 +15,6 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/suregql/suregql/graph"
-	"github.com/suregql/suregql/internal/planning/planner"
 	"github.com/suregql/suregql/restclient"
 )
 
@@ -82,7 +81,7 @@ func (t postTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.G
 	}
 	status, withData := http.StatusOK, true
 	shared := sharedRequest{
-		id:     requestIdentity{apiKey: sharingKey(ctx), method: http.MethodPost, request: req.body},
+		id:     requestIdentity{caller: callerID(ctx), method: http.MethodPost, request: req.body},
 		header: r.Header, params: req.params,
 	}
 	resp := t.shares.answer(ctx, shared, func(ctx context.Context) *graphql.Response {
@@ -106,7 +105,7 @@ type getTransport struct {
 func (t getTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	ctx := r.Context()
 	shared := sharedRequest{
-		id:     requestIdentity{apiKey: sharingKey(ctx), method: http.MethodGet, request: r.URL.RawQuery},
+		id:     requestIdentity{caller: callerID(ctx), method: http.MethodGet, request: r.URL.RawQuery},
 		header: r.Header,
 	}
 	resp := t.shares.answer(ctx, shared, func(ctx context.Context) *graphql.Response {
@@ -122,16 +121,6 @@ func (t getTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 		panic(err) // recovered by net/http; an answer that cannot be encoded is a bug
 	}
 	_, _ = w.Write(b)
-}
-
-// sharingKey is the API key a request may share executions under: its
-// planner's key, or "" (share nothing) when it has no usable one.
-func sharingKey(ctx context.Context) string {
-	l := planner.From(ctx)
-	if l == nil || l.KeyError() != nil {
-		return ""
-	}
-	return l.Client().APIKey()
 }
 
 // execute runs one operation and returns the status it answers with alone,

@@ -13,7 +13,6 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/suregql/suregql/graph"
-	"github.com/suregql/suregql/internal/planning/planner"
 )
 
 // sharedQueries lets identical requests of one API key that are in flight
@@ -71,7 +70,7 @@ type sharedRequest struct {
 // The answer's media type is not part of it: a shared answer reads the
 // same in both.
 type requestIdentity struct {
-	apiKey  string
+	caller  string // the caller's keyed id (callerID), never its key
 	method  string
 	request string // a POST's body, a GET's query string
 }
@@ -123,7 +122,7 @@ func newSharedQueries(answered func(context.Context, graphql.ResponseHandler) *g
 // shared, with exec's (nil when exec wrote the answer itself). A nil
 // sharedQueries always runs exec.
 func (s *sharedQueries) answer(ctx context.Context, req sharedRequest, exec graphql.ResponseHandler) *graphql.Response {
-	if s == nil || req.id.apiKey == "" {
+	if s == nil || req.id.caller == "" {
 		return exec(ctx)
 	}
 	q, joined := s.join(req.id)
@@ -174,10 +173,9 @@ func (s *sharedQueries) middleware(ctx context.Context, next graphql.ResponseHan
 		return next(ctx)
 	case oc.Operation.Operation == ast.Mutation:
 		s.release(q)
-		if l := planner.From(ctx); l != nil && l.KeyError() == nil {
-			apiKey := l.Client().APIKey()
-			s.unlist(apiKey)
-			defer s.unlist(apiKey)
+		if id := callerID(ctx); id != "" {
+			s.unlist(id)
+			defer s.unlist(id)
 		}
 		return next(ctx)
 	case q == nil:
@@ -215,13 +213,13 @@ func shareable(resp *graphql.Response) bool {
 func (s *sharedQueries) join(id requestIdentity) (q *sharedQuery, joined bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	byKey := s.inFlight[id.apiKey]
+	byKey := s.inFlight[id.caller]
 	if q := byKey[id]; q != nil {
 		return q, true
 	}
 	if byKey == nil {
 		byKey = map[requestIdentity]*sharedQuery{}
-		s.inFlight[id.apiKey] = byKey
+		s.inFlight[id.caller] = byKey
 	}
 	q = &sharedQuery{id: id, done: make(chan struct{})}
 	byKey[id] = q
@@ -240,10 +238,10 @@ func (s *sharedQueries) release(q *sharedQuery) {
 func (s *sharedQueries) finish(q *sharedQuery, a *sharedAnswer) {
 	q.once.Do(func() {
 		s.mu.Lock()
-		if byKey := s.inFlight[q.id.apiKey]; byKey[q.id] == q {
+		if byKey := s.inFlight[q.id.caller]; byKey[q.id] == q {
 			delete(byKey, q.id)
 			if len(byKey) == 0 {
-				delete(s.inFlight, q.id.apiKey)
+				delete(s.inFlight, q.id.caller)
 			}
 		}
 		s.mu.Unlock()
@@ -252,12 +250,12 @@ func (s *sharedQueries) finish(q *sharedQuery, a *sharedAnswer) {
 	})
 }
 
-// unlist stops apiKey's executions in flight from being joined; their
-// callers still get their answers.
-func (s *sharedQueries) unlist(apiKey string) {
+// unlist stops the executions in flight of the caller with this id from
+// being joined; their callers still get their answers.
+func (s *sharedQueries) unlist(caller string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.inFlight, apiKey)
+	delete(s.inFlight, caller)
 }
 
 // answerFor returns a caller's own copy of a shared answer: the data and

@@ -23,6 +23,7 @@ import (
 	"github.com/suregql/suregql/internal/fake/restclienttest"
 	"github.com/suregql/suregql/internal/observe/metrics"
 	"github.com/suregql/suregql/internal/planning/planner"
+	"github.com/suregql/suregql/internal/state/callerkey"
 	"github.com/suregql/suregql/internal/state/restcache"
 	"github.com/suregql/suregql/restclient"
 )
@@ -82,7 +83,7 @@ func (e *shareEnv) send(o op) <-chan *graphql.Response {
 	if ctx == nil {
 		ctx = e.t.Context()
 	}
-	ctx = planner.WithPlanner(ctx, planner.New(e.shared, o.key))
+	ctx = withCallerCtx(ctx, e.shared, testRing.Caller(o.key))
 	ctx = graphql.StartOperationTrace(ctx) // as gqlgen's handler does
 	exec := func(ctx context.Context) *graphql.Response {
 		ctx = graphql.WithOperationContext(ctx, &graphql.OperationContext{
@@ -100,7 +101,7 @@ func (e *shareEnv) send(o op) <-chan *graphql.Response {
 	}
 	out := make(chan *graphql.Response, 1)
 	go func() {
-		out <- e.s.answer(ctx, sharedRequest{id: requestIdentity{apiKey: o.key, method: http.MethodPost, request: o.body}}, exec)
+		out <- e.s.answer(ctx, sharedRequest{id: requestIdentity{caller: idOf(o.key), method: http.MethodPost, request: o.body}}, exec)
 	}()
 	return out
 }
@@ -356,4 +357,16 @@ func testSharedOverHTTP(t *testing.T, method string) {
 			t.Errorf("metrics lack %s:\n%s", want, rec.Body)
 		}
 	})
+}
+
+// testRing makes the callers of the tests, as the edge's ring does.
+var testRing = callerkey.NewRing(nil, false)
+
+// idOf is the identity the edge gives a request made with apiKey.
+func idOf(apiKey string) string {
+	c := testRing.Caller(apiKey)
+	if c.Err != nil {
+		return ""
+	}
+	return c.Key.ID()
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/suregql/suregql/internal/observe/metrics"
+	"github.com/suregql/suregql/internal/state/callerkey"
 	"github.com/suregql/suregql/internal/state/restcache"
 	"github.com/suregql/suregql/restclient"
 )
@@ -131,9 +132,10 @@ func TestSavings(t *testing.T) {
 	}
 	cache := restcache.NewCache(10, time.Hour)
 	m.Watch(&restcache.Coalescer{}, cache)
-	key := restclient.RequestKey{APIKey: "k", Path: "chats"}
+	key := restclient.RequestKey{Path: "chats"}
+	fetcher := restcache.For(callerkey.NewRing(nil, false).Key("k"), cache)
 	for range 3 {
-		if _, err := cache.Fetch(t.Context(), key, func(context.Context) (*restclient.Response, error) {
+		if _, err := fetcher.Fetch(t.Context(), key, func(context.Context) (*restclient.Response, error) {
 			return &restclient.Response{Status: 200}, nil
 		}); err != nil {
 			t.Fatal(err)

@@ -19,7 +19,7 @@ func plannerWithBudget(t *testing.T, budget int) (upstream, *planner.Planner, co
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := planner.New(&planner.Shared{Upstream: client, MaxCalls: budget}, restclienttest.DemoKey)
+	l := planner.New(&planner.Shared{Upstream: client, MaxCalls: budget}, caller(restclienttest.DemoKey))
 	return u, l, planner.WithPlanner(t.Context(), l)
 }
 

@@ -2,7 +2,8 @@
 // and makes them. It is the one place that does: resolvers (package graph)
 // check their arguments with the Parse functions here, ask a *Planner for
 // data with what their selection reads (Want, ChatWant), and map the
-// answer. A *Planner is made per request by Middleware; nothing in it
+// answer. A *Planner is made per request by the HTTP edge (New, for the
+// caller it made from the X-Api-Key header); nothing in it
 // outlives the request or is shared between API keys. ARCHITECTURE.md
 // puts it in the request's way and defines the words used here.
 //

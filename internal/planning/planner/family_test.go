@@ -59,7 +59,7 @@ func TestFamilyRead_FailedPage(t *testing.T) {
 	}
 	roots, keys := rootKeys(large, 100)
 	up.bubble(t, func(t *testing.T, c *restclient.Client) {
-		l := planner.New(&planner.Shared{Upstream: c, MaxCalls: 100}, restclienttest.LargeFamilyKey)
+		l := planner.New(&planner.Shared{Upstream: c, MaxCalls: 100}, caller(restclienttest.LargeFamilyKey))
 		before := up.fake.Calls()
 		l.LookAhead(t.Context(), "", firstOfRoots(t, 100))
 		wantCalls(t, up.fake, before, 49) // and page 3, which the proxy answered
@@ -106,7 +106,7 @@ func TestFamilyRead_FailedPageWithFewParents(t *testing.T) {
 	large := familyOf(t, up.fake, restclienttest.LargeFamilyKey)
 	roots, keys := rootKeys(large, 30) // roots 1..34: offsets 0..~150
 	up.bubble(t, func(t *testing.T, c *restclient.Client) {
-		l := planner.New(&planner.Shared{Upstream: c, MaxCalls: 100}, restclienttest.LargeFamilyKey)
+		l := planner.New(&planner.Shared{Upstream: c, MaxCalls: 100}, caller(restclienttest.LargeFamilyKey))
 		l.LookAhead(t.Context(), "", firstOfRoots(t, 100))
 		before := up.fake.Calls()
 		got, errs := loadChildren(t.Context(), l, keys)
@@ -136,7 +136,7 @@ func TestLookAhead_ExactBudget(t *testing.T) {
 	large := familyOf(t, up.fake, restclienttest.LargeFamilyKey)
 	roots, keys := rootKeys(large, 100)
 	up.bubble(t, func(t *testing.T, c *restclient.Client) {
-		l := planner.New(&planner.Shared{Upstream: c, MaxCalls: 50}, restclienttest.LargeFamilyKey)
+		l := planner.New(&planner.Shared{Upstream: c, MaxCalls: 50}, caller(restclienttest.LargeFamilyKey))
 		before := up.fake.Calls()
 		l.LookAhead(t.Context(), "", firstOfRoots(t, 100))
 		wantCalls(t, up.fake, before, 50)

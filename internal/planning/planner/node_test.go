@@ -40,7 +40,7 @@ func newNodeEnv(t *testing.T, opts ...restclienttest.Option) nodeEnv {
 
 // op returns the planner of one request of key, and its context.
 func (e nodeEnv) op(t *testing.T, key string) (*planner.Planner, context.Context) {
-	l := planner.New(e.shared, key)
+	l := planner.New(e.shared, caller(key))
 	return l, planner.WithPlanner(t.Context(), l)
 }
 

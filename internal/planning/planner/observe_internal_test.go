@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/suregql/suregql/internal/state/callerkey"
 	"github.com/suregql/suregql/restclient"
 )
 
@@ -20,7 +21,7 @@ func TestObserve_DebugOffCostsNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	info := slog.New(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	l := New(&Shared{Upstream: client, Log: info}, "key-1")
+	l := New(&Shared{Upstream: client, Log: info}, callerkey.NewRing(nil, false).Caller("key-1"))
 	call := restclient.Call{
 		Method: http.MethodGet, Path: "categories?page=1", Endpoint: "GET /api/v1/categories",
 		Status: http.StatusOK, Duration: 1234567 * time.Nanosecond,

@@ -20,7 +20,7 @@ func TestOperationCalls_EachOperationCountsItsOwn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := planner.New(&planner.Shared{Upstream: client}, restclienttest.DemoKey)
+	l := planner.New(&planner.Shared{Upstream: client}, caller(restclienttest.DemoKey))
 	ctx := planner.WithPlanner(t.Context(), l)
 	first, second := planner.WithOperationCalls(ctx), planner.WithOperationCalls(ctx)
 

@@ -16,16 +16,6 @@ import (
 	"github.com/suregql/suregql/restclient"
 )
 
-// ErrNoAPIKey is returned by For when the request carried no X-Api-Key.
-var ErrNoAPIKey = errors.New("no API key: send your Sure API key in the X-Api-Key header")
-
-// ErrBadAPIKey is returned by For when X-Api-Key is not a plausible key
-// (too long, or characters no header may carry).
-var ErrBadAPIKey = errors.New("the X-Api-Key header is not a valid API key")
-
-// maxKeyLen bounds accepted API keys; Sure's keys are 64 hex characters.
-const maxKeyLen = 512
-
 type ctxKey struct{}
 
 // Shared is what the data layer shares between requests; build it once per
@@ -49,9 +39,6 @@ type Shared struct {
 	// Coalescer (which must share its numbering); nil when neither needs
 	// it.
 	Generations restcache.Invalidator
-	// Keys derives each request's Key (what the stores know the caller
-	// by) from its API key, once per request; nil means restcache.KeyOf.
-	Keys *callerkey.Ring
 	// MaxCalls caps the upstream calls of one operation's plan; 0 means no
 	// cap. Retries of planned calls are counted as calls but do not spend
 	// it: an upstream fault must not turn into QUERY_TOO_EXPENSIVE. See
@@ -63,6 +50,10 @@ type Shared struct {
 	// Meter is told of every request sent upstream, retries included (for
 	// metrics); nil tells no one.
 	Meter Meter
+	// Answered, when not nil, is told of the status of every upstream
+	// answer, with the caller's key: the edge learns from it which keys
+	// the upstream accepts.
+	Answered func(key callerkey.Key, status int)
 	// Now is the clock for rate-limit windows; nil means time.Now.
 	Now func() time.Time
 	// Kinds remembers the kind of every id handed out to each key, so that
@@ -109,14 +100,6 @@ func (s *Shared) forgetKey(apiKey callerkey.Key) {
 	}
 }
 
-// keyOf returns what the stores know apiKey by.
-func (s *Shared) keyOf(apiKey string) callerkey.Key {
-	if s.Keys != nil {
-		return s.Keys.Key(apiKey)
-	}
-	return restcache.KeyOf(apiKey)
-}
-
 // Planner is the data layer of one GraphQL request.
 type Planner struct {
 	shared *Shared
@@ -156,9 +139,10 @@ type Planner struct {
 	nodes      nodeBatch                                     // node ids, planned together (node.go)
 }
 
-// New returns the data layer for one request made with apiKey.
-func New(shared *Shared, apiKey string) *Planner {
-	l := &Planner{shared: shared, apiKey: shared.keyOf(apiKey), keyErr: checkKey(apiKey)}
+// New returns the data layer for one request of caller, made at the edge
+// from its X-Api-Key header.
+func New(shared *Shared, caller callerkey.Caller) *Planner {
+	l := &Planner{shared: shared, apiKey: caller.Key, keyErr: caller.Err}
 	l.keyHash = keyHashOf(l.apiKey)
 	var cache, coalescer restcache.KeyedFetcher
 	if shared.Cache != nil {
@@ -170,26 +154,16 @@ func New(shared *Shared, apiKey string) *Planner {
 	// Memo first (nothing twice per operation), then the shared cache, then
 	// coalescing with other requests in flight, then the network.
 	l.memo = newMemo(restcache.For(l.apiKey, cache, coalescer))
-	l.client = shared.Upstream.For(restclient.Caller{APIKey: apiKey, Observer: l.observe, Gate: l.countingGate, Fetcher: l.memo})
+	l.client = shared.Upstream.For(restclient.Caller{APIKey: caller.APIKey(), Observer: l.observe, Gate: l.countingGate, Fetcher: l.memo})
 	l.byID = newBatcher(l.lookUp)
 	l.kids = newBatcher(l.planParents)
 	l.families.RetryErrors = true
 	return l
 }
 
-// Middleware makes a *Planner for every request from its X-Api-Key header.
-// Only that header is read: an Authorization header is never forwarded.
-func Middleware(shared *Shared, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		l := New(shared, r.Header.Get("X-Api-Key"))
-		ctx := restcache.WithRateLimitNote(WithPlanner(r.Context(), l), &l.note)
-		next.ServeHTTP(w, r.WithContext(ctx))
-	})
-}
-
-// WithPlanner returns ctx carrying l.
+// WithPlanner returns ctx carrying l, for the resolvers of its request.
 func WithPlanner(ctx context.Context, l *Planner) context.Context {
-	return context.WithValue(ctx, ctxKey{}, l)
+	return restcache.WithRateLimitNote(context.WithValue(ctx, ctxKey{}, l), &l.note)
 }
 
 // From returns the request's Planner, or nil outside a request.
@@ -199,10 +173,12 @@ func From(ctx context.Context) *Planner {
 }
 
 // ErrNoPlanner is returned by For when the request reached the resolvers
-// without passing Middleware: a wiring bug of the server, not the caller's.
-var ErrNoPlanner = errors.New("planner: the request carries no planner (is planner.Middleware installed?)")
+// without passing the edge (WithPlanner): a wiring bug of the server, not
+// the caller's.
+var ErrNoPlanner = errors.New("planner: the request carries no planner (did the edge call WithPlanner?)")
 
-// For returns the request's Planner, or ErrNoAPIKey / ErrBadAPIKey when
+// For returns the request's Planner, or the caller's key error
+// (callerkey.ErrNoAPIKey, callerkey.ErrBadAPIKey) when
 // the caller cannot be passed upstream. Resolvers call it before any
 // upstream call, so a request without a key costs none.
 func For(ctx context.Context) (*Planner, error) {
@@ -281,6 +257,9 @@ func (l *Planner) observe(ctx context.Context, c restclient.Call) {
 	}
 	if c.Status == http.StatusUnauthorized {
 		l.shared.forgetKey(l.apiKey)
+	}
+	if l.shared.Answered != nil && c.Status != 0 {
+		l.shared.Answered(l.apiKey, c.Status)
 	}
 	log := l.shared.Log
 	switch {
@@ -383,21 +362,6 @@ func (l *Planner) awaitReply(err error) {
 	if h, ok := l.shared.Cache.(restcache.Holder); ok && mayHaveWritten(err) {
 		h.Hold(l.apiKey, restclient.Chats, restcache.ReplyWait)
 	}
-}
-
-func checkKey(key string) error {
-	if key == "" {
-		return ErrNoAPIKey
-	}
-	if len(key) > maxKeyLen {
-		return ErrBadAPIKey
-	}
-	for i := 0; i < len(key); i++ {
-		if c := key[i]; c < 0x21 || c > 0x7e {
-			return ErrBadAPIKey
-		}
-	}
-	return nil
 }
 
 // errNoRateLimit: the upstream answered without X-RateLimit-* headers.

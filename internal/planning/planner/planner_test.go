@@ -16,6 +16,7 @@ import (
 	"github.com/suregql/suregql/internal/fake/restclienttest"
 	"github.com/suregql/suregql/internal/planning/paging"
 	"github.com/suregql/suregql/internal/planning/planner"
+	"github.com/suregql/suregql/internal/state/callerkey"
 	"github.com/suregql/suregql/internal/state/restcache"
 	"github.com/suregql/suregql/restclient"
 )
@@ -207,7 +208,7 @@ func TestChildren_BatchesIntoFewCalls(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			up.bubble(t, func(t *testing.T, c *restclient.Client) {
-				l := planner.New(&planner.Shared{Upstream: c}, tc.key)
+				l := planner.New(&planner.Shared{Upstream: c}, caller(tc.key))
 				keys := make([]planner.ParentKey, len(tc.roots))
 				for i, r := range tc.roots {
 					keys[i] = tc.f.parentKey(r)
@@ -244,8 +245,8 @@ func TestChildren_UsesKnownFamilySize(t *testing.T) {
 	var calls int
 	up.bubble(t, func(t *testing.T, c *restclient.Client) {
 		sizes := &restcache.FamilySizes{}
-		sizes.Observe(restcache.KeyOf(restclienttest.LargeFamilyKey), "", 5000)
-		l := planner.New(&planner.Shared{Upstream: c, FamilySizes: sizes}, restclienttest.LargeFamilyKey)
+		sizes.Observe(keyOf(restclienttest.LargeFamilyKey), "", 5000)
+		l := planner.New(&planner.Shared{Upstream: c, FamilySizes: sizes}, caller(restclienttest.LargeFamilyKey))
 		keys := make([]planner.ParentKey, len(roots))
 		for i, r := range roots {
 			keys[i] = large.parentKey(r)
@@ -267,7 +268,7 @@ func TestChildren_Budget(t *testing.T) {
 
 	t.Run("nothing affordable: refused, nothing sent", func(t *testing.T) {
 		up.bubble(t, func(t *testing.T, c *restclient.Client) {
-			l := planner.New(&planner.Shared{Upstream: c, MaxCalls: 1}, restclienttest.DemoKey)
+			l := planner.New(&planner.Shared{Upstream: c, MaxCalls: 1}, caller(restclienttest.DemoKey))
 			if _, err := l.Client().ListChats(t.Context(), 1); err != nil {
 				t.Fatal(err)
 			}
@@ -290,7 +291,7 @@ func TestChildren_Budget(t *testing.T) {
 
 	t.Run("one root within the budget", func(t *testing.T) {
 		up.bubble(t, func(t *testing.T, c *restclient.Client) {
-			l := planner.New(&planner.Shared{Upstream: c, MaxCalls: 1}, restclienttest.DemoKey)
+			l := planner.New(&planner.Shared{Upstream: c, MaxCalls: 1}, caller(restclienttest.DemoKey))
 			roots := demo.rootsWhere(1, demo.hasChildren)
 			before := up.fake.Calls()
 			got, errs := loadChildren(t.Context(), l, []planner.ParentKey{demo.parentKey(roots[0])})
@@ -302,7 +303,7 @@ func TestChildren_Budget(t *testing.T) {
 	t.Run("large: a batch past the budget is refused whole", func(t *testing.T) {
 		up.bubble(t, func(t *testing.T, c *restclient.Client) {
 			const budget = 10
-			l := planner.New(&planner.Shared{Upstream: c, MaxCalls: budget}, restclienttest.LargeFamilyKey)
+			l := planner.New(&planner.Shared{Upstream: c, MaxCalls: budget}, caller(restclienttest.LargeFamilyKey))
 			roots := large.rootsWhere(100, large.hasChildren)
 			keys := make([]planner.ParentKey, len(roots))
 			for i, r := range roots {
@@ -347,7 +348,7 @@ func TestAffordable(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := up.client(t)
-			l := planner.New(&planner.Shared{Upstream: c, MaxCalls: tc.budget}, restclienttest.DemoKey)
+			l := planner.New(&planner.Shared{Upstream: c, MaxCalls: tc.budget}, caller(restclienttest.DemoKey))
 			for i := range tc.spend {
 				if _, err := l.Client().GetCategory(t.Context(), demo.roots[i].ID); err != nil {
 					t.Fatal(err)
@@ -373,7 +374,7 @@ func TestAffordable(t *testing.T) {
 func TestGate_RefusesPastTheBudget(t *testing.T) {
 	up := newUpstream(t)
 	demo := familyOf(t, up.fake, restclienttest.DemoKey)
-	l := planner.New(&planner.Shared{Upstream: up.client(t), MaxCalls: 1}, restclienttest.DemoKey)
+	l := planner.New(&planner.Shared{Upstream: up.client(t), MaxCalls: 1}, caller(restclienttest.DemoKey))
 	before := up.fake.Calls()
 	if _, err := l.Client().GetCategory(t.Context(), demo.roots[0].ID); err != nil {
 		t.Fatalf("first call: got %v, want none", err)
@@ -401,7 +402,7 @@ func TestLookAhead(t *testing.T) {
 	up := newUpstream(t, restclienttest.WithVersion(restclienttest.Legacy))
 	demo := familyOf(t, up.fake, restclienttest.DemoKey)
 	ctx := t.Context()
-	l := planner.New(&planner.Shared{Upstream: up.client(t)}, restclienttest.DemoKey)
+	l := planner.New(&planner.Shared{Upstream: up.client(t)}, caller(restclienttest.DemoKey))
 	before := up.fake.Calls()
 	f := planner.CategoryFilter{RootsOnly: true}
 	first := 25
@@ -451,7 +452,7 @@ func TestLookAhead(t *testing.T) {
 
 func TestLookAhead_DoesNotReadALargeFamilyForASmallWindow(t *testing.T) {
 	up := newUpstream(t)
-	l := planner.New(&planner.Shared{Upstream: up.client(t)}, restclienttest.LargeFamilyKey)
+	l := planner.New(&planner.Shared{Upstream: up.client(t)}, caller(restclienttest.LargeFamilyKey))
 	before := up.fake.Calls()
 	l.LookAhead(t.Context(), "", firstOfRoots(t, 25))
 	wantCalls(t, up.fake, before, 1) // page 1 tells the size: 50 pages
@@ -459,7 +460,7 @@ func TestLookAhead_DoesNotReadALargeFamilyForASmallWindow(t *testing.T) {
 
 func TestLookAhead_RespectsTheBudget(t *testing.T) {
 	up := newUpstream(t)
-	l := planner.New(&planner.Shared{Upstream: up.client(t), MaxCalls: 1}, restclienttest.DemoKey)
+	l := planner.New(&planner.Shared{Upstream: up.client(t), MaxCalls: 1}, caller(restclienttest.DemoKey))
 	if _, err := l.Client().ListChats(t.Context(), 1); err != nil {
 		t.Fatal(err)
 	}
@@ -477,12 +478,12 @@ func TestFor(t *testing.T) {
 	}{
 		// A wiring bug, not the caller's key.
 		{"no planner", func(ctx context.Context) context.Context { return ctx }, planner.ErrNoPlanner},
-		{"empty key", withKey(shared, ""), planner.ErrNoAPIKey},
-		{"key with a space", withKey(shared, "demo key"), planner.ErrBadAPIKey},
-		{"key with a tab", withKey(shared, "demo\tkey"), planner.ErrBadAPIKey},
-		{"key with a newline", withKey(shared, "demo-key\n"), planner.ErrBadAPIKey},
-		{"non-ASCII key", withKey(shared, "clé-demo"), planner.ErrBadAPIKey},
-		{"key too long", withKey(shared, strings.Repeat("a", 513)), planner.ErrBadAPIKey},
+		{"empty key", withKey(shared, ""), callerkey.ErrNoAPIKey},
+		{"key with a space", withKey(shared, "demo key"), callerkey.ErrBadAPIKey},
+		{"key with a tab", withKey(shared, "demo\tkey"), callerkey.ErrBadAPIKey},
+		{"key with a newline", withKey(shared, "demo-key\n"), callerkey.ErrBadAPIKey},
+		{"non-ASCII key", withKey(shared, "clé-demo"), callerkey.ErrBadAPIKey},
+		{"key too long", withKey(shared, strings.Repeat("a", 513)), callerkey.ErrBadAPIKey},
 		{"longest key", withKey(shared, strings.Repeat("a", 512)), nil},
 		{"demo key", withKey(shared, restclienttest.DemoKey), nil},
 		{"printable punctuation", withKey(shared, "a!~{}"), nil},
@@ -520,52 +521,7 @@ func mustClient(t *testing.T) *restclient.Client {
 
 func withKey(shared *planner.Shared, key string) func(context.Context) context.Context {
 	return func(ctx context.Context) context.Context {
-		return planner.WithPlanner(ctx, planner.New(shared, key))
-	}
-}
-
-func TestMiddleware(t *testing.T) {
-	up := newUpstream(t)
-	shared := &planner.Shared{Upstream: up.client(t)}
-	for _, tc := range []struct {
-		name     string
-		header   http.Header
-		wantErr  error
-		wantCall bool
-	}{
-		{"X-Api-Key", http.Header{"X-Api-Key": {restclienttest.DemoKey}}, nil, true},
-		// Only X-Api-Key authenticates; Authorization is never used or sent.
-		{"Authorization only", http.Header{"Authorization": {"Bearer " + restclienttest.DemoKey}}, planner.ErrNoAPIKey, false},
-		{"both", http.Header{"X-Api-Key": {restclienttest.DemoKey}, "Authorization": {"Bearer x"}}, nil, true},
-		{"none", http.Header{}, planner.ErrNoAPIKey, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var (
-				err  error
-				cats *restclient.CategoryPage
-			)
-			h := planner.Middleware(shared, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				var l *planner.Planner
-				if l, err = planner.For(r.Context()); err == nil {
-					cats, err = l.Client().ListCategories(r.Context(), restclient.ListCategoriesOptions{Page: 1, PerPage: 1})
-				}
-			}))
-			r := httptest.NewRequestWithContext(t.Context(), http.MethodPost, "/graphql", nil)
-			r.Header = tc.header
-			before := up.fake.Calls()
-			h.ServeHTTP(httptest.NewRecorder(), r)
-			if !errors.Is(err, tc.wantErr) {
-				t.Fatalf("got error %v, want %v", err, tc.wantErr)
-			}
-			if tc.wantCall && (cats == nil || len(cats.Categories) != 1) {
-				t.Errorf("got %+v, want one category", cats)
-			}
-			want := 0
-			if tc.wantCall {
-				want = 1
-			}
-			wantCalls(t, up.fake, before, want)
-		})
+		return planner.WithPlanner(ctx, planner.New(shared, caller(key)))
 	}
 }
 
@@ -573,7 +529,7 @@ func TestMemo_OneGETPerOperation(t *testing.T) {
 	up := newUpstream(t)
 	ctx := t.Context()
 	shared := &planner.Shared{Upstream: up.client(t)}
-	l := planner.New(shared, restclienttest.DemoKey)
+	l := planner.New(shared, caller(restclienttest.DemoKey))
 	opts := restclient.ListCategoriesOptions{Page: 1, PerPage: 10}
 
 	before := up.fake.Calls()
@@ -634,7 +590,7 @@ func TestMemo_OneGETPerOperation(t *testing.T) {
 			return err
 		}, 1},
 		{"another operation sends again", func(*planner.Planner) error {
-			_, err := planner.New(shared, restclienttest.DemoKey).Client().ListCategories(ctx, opts)
+			_, err := planner.New(shared, caller(restclienttest.DemoKey)).Client().ListCategories(ctx, opts)
 			return err
 		}, 1},
 	} {
@@ -650,7 +606,7 @@ func TestMemo_OneGETPerOperation(t *testing.T) {
 
 func TestMemo_SharesErrorsWithinTheOperation(t *testing.T) {
 	up := newUpstream(t)
-	l := planner.New(&planner.Shared{Upstream: up.client(t)}, restclienttest.DemoKey)
+	l := planner.New(&planner.Shared{Upstream: up.client(t)}, caller(restclienttest.DemoKey))
 	const missing = "00000000-0000-4000-8000-000000000000"
 	before := up.fake.Calls()
 	for i := range 3 {
@@ -680,9 +636,9 @@ func TestCategory_LookupsShareTheFamilysFirstPage(t *testing.T) {
 			up.bubble(t, func(t *testing.T, c *restclient.Client) {
 				shared := &planner.Shared{Upstream: c, FamilySizes: &restcache.FamilySizes{}}
 				if tc.knownSize > 0 {
-					shared.FamilySizes.Observe(restcache.KeyOf(tc.key), "", tc.knownSize)
+					shared.FamilySizes.Observe(keyOf(tc.key), "", tc.knownSize)
 				}
-				l := planner.New(shared, tc.key)
+				l := planner.New(shared, caller(tc.key))
 				got := make([]*restclient.Category, len(tc.want))
 				errs := make([]error, len(tc.want))
 				before := up.fake.Calls()
@@ -705,7 +661,7 @@ func TestCategory_LookupsShareTheFamilysFirstPage(t *testing.T) {
 func TestRateLimit_IsRemembered(t *testing.T) {
 	up := newUpstream(t)
 	shared := &planner.Shared{Upstream: up.client(t), RateLimits: &restcache.RateLimits{}}
-	l := planner.New(shared, restclienttest.DemoKey)
+	l := planner.New(shared, caller(restclienttest.DemoKey))
 	if rl := l.RateLimit(); rl != nil {
 		t.Errorf("RateLimit() before any call = %+v, want nil", rl)
 	}
@@ -718,10 +674,10 @@ func TestRateLimit_IsRemembered(t *testing.T) {
 	}
 	// A later operation of the same key knows it without a call; another
 	// key does not.
-	if got := planner.New(shared, restclienttest.DemoKey).RateLimit(); got == nil || *got != *rl {
+	if got := planner.New(shared, caller(restclienttest.DemoKey)).RateLimit(); got == nil || *got != *rl {
 		t.Errorf("next operation: RateLimit() = %+v, want %+v", got, rl)
 	}
-	if got := planner.New(shared, restclienttest.OtherFamilyKey).RateLimit(); got != nil {
+	if got := planner.New(shared, caller(restclienttest.OtherFamilyKey)).RateLimit(); got != nil {
 		t.Errorf("other key: RateLimit() = %+v, want nil", got)
 	}
 }
@@ -756,7 +712,7 @@ func TestMeter_SeesEveryCallSent(t *testing.T) {
 	up.fake.SetRateLimit(key, 3)
 	up.fake.FailNext("/api/v1/chats", 1, http.StatusBadGateway, "text/html", "<html>bad gateway</html>")
 
-	l := planner.New(shared, key)
+	l := planner.New(shared, caller(key))
 	if _, err := l.Client().ListChats(t.Context(), 1); err != nil { // a 502, then its retry
 		t.Fatal(err)
 	}
@@ -767,7 +723,7 @@ func TestMeter_SeesEveryCallSent(t *testing.T) {
 		t.Error("RefusedOutOfQuota() = true before the key ran out")
 	}
 	// The window is spent: the next operation is refused without a call.
-	next := planner.New(shared, key)
+	next := planner.New(shared, caller(key))
 	if _, err := next.Client().ListChats(t.Context(), 2); err == nil {
 		t.Fatal("a key out of quota: got no error")
 	}

@@ -26,7 +26,7 @@ func TestUnknownKeysLeaveNothingBehind(t *testing.T) {
 		FamilySizes: familySizes,
 	}
 	for i := range 300 {
-		l := planner.New(shared, fmt.Sprintf("random-key-%d", i))
+		l := planner.New(shared, caller(fmt.Sprintf("random-key-%d", i)))
 		_, err := l.CreateChat(t.Context(), restclient.CreateChatRequest{Title: "x"})
 		if !restclient.IsUnauthorized(err) {
 			t.Fatalf("create with an unknown key: %v, want a 401", err)

@@ -119,3 +119,31 @@ func TestRing_Key_IDIsTheHMACOfTheKey(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// A caller is made once from the header: a usable key goes upstream as it
+// came and is known by its ring's id; an unusable one carries its error
+// and neither.
+func TestRing_Caller(t *testing.T) {
+	ring := callerkey.NewRing([]byte("0123456789abcdef"), false)
+	good := ring.Caller("demo-key")
+	if good.Err != nil || good.APIKey() != "demo-key" || good.Key.ID() != ring.Key("demo-key").ID() {
+		t.Errorf("Caller(demo-key) = key %q, id %q, err %v; want the key, its id, no error", good.APIKey(), good.Key.ID(), good.Err)
+	}
+	for key, want := range map[string]error{
+		"":                       callerkey.ErrNoAPIKey,
+		"demo key":               callerkey.ErrBadAPIKey,
+		"demo-key\n":             callerkey.ErrBadAPIKey,
+		"clé":                    callerkey.ErrBadAPIKey,
+		strings.Repeat("a", 513): callerkey.ErrBadAPIKey,
+		strings.Repeat("a", 512): nil,
+		"a!~{}":                  nil,
+	} {
+		c := ring.Caller(key)
+		if !errors.Is(c.Err, want) {
+			t.Errorf("Caller(%q).Err = %v, want %v", key, c.Err, want)
+		}
+		if want != nil && (c.APIKey() != "" || c.Key.Valid()) {
+			t.Errorf("Caller(%q) refused but carries key %q / id %q", key, c.APIKey(), c.Key.ID())
+		}
+	}
+}

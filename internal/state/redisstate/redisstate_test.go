@@ -72,7 +72,7 @@ func TestRateLimitStores(t *testing.T) {
 	makers := map[string]func(name string) stores{
 		"memory": func(string) stores {
 			s := &restcache.RateLimits{}
-			return stores{s, s, restcache.KeyOf("key-1")}
+			return stores{s, s, keyOf("key-1")}
 		},
 		"redis, two replicas": func(name string) stores {
 			key := a.Keys().Key("key-" + name) // one key per subtest
@@ -124,7 +124,7 @@ func TestFamilySizeStores(t *testing.T) {
 		write, read restcache.FamilySizeStore
 		key         callerkey.Key
 	}{
-		"memory":              {&restcache.FamilySizes{}, nil, restcache.KeyOf("key-1")},
+		"memory":              {&restcache.FamilySizes{}, nil, keyOf("key-1")},
 		"redis, two replicas": {a.FamilySizes(), b.FamilySizes(), a.Keys().Key("key-1")},
 	} {
 		t.Run(impl, func(t *testing.T) {
@@ -414,7 +414,7 @@ func TestCache_HoldKeepsNothingOfTheResource(t *testing.T) {
 		other  callerkey.Key
 		holdAs callerkey.Key
 	}{
-		"memory":              {restcache.NewCache(100, time.Hour), nil, restcache.KeyOf("key-1"), restcache.KeyOf("key-2"), restcache.KeyOf("key-1")},
+		"memory":              {restcache.NewCache(100, time.Hour), nil, keyOf("key-1"), keyOf("key-2"), keyOf("key-1")},
 		"redis, two replicas": {a.Cache(time.Hour, nil), b.Cache(time.Hour, nil), b.Keys().Key("key-1"), b.Keys().Key("key-2"), a.Keys().Key("key-1")},
 	} {
 		t.Run(impl, func(t *testing.T) {

@@ -42,11 +42,6 @@ func NewCache(size int, ttl time.Duration) *Cache {
 // give them to the Coalescer too.
 func (c *Cache) Generations() *Generations { return c.gens }
 
-// Fetch implements restclient.Fetcher, keying the caller by KeyOf.
-func (c *Cache) Fetch(ctx context.Context, key restclient.RequestKey, fetch func(context.Context) (*restclient.Response, error)) (*restclient.Response, error) {
-	return c.FetchAs(ctx, KeyOf(key.APIKey), key.Path, fetch)
-}
-
 // FetchAs implements KeyedFetcher. Errors are never cached.
 func (c *Cache) FetchAs(ctx context.Context, key callerkey.Key, path string, fetch func(context.Context) (*restclient.Response, error)) (*restclient.Response, error) {
 	id := requestID(key, path) + " #" + strconv.FormatUint(c.gens.Of(key, path), 10)
@@ -140,27 +135,3 @@ func (c *Cache) Stats() (hits, misses int64) { return c.hits.Load(), c.misses.Lo
 
 // Len returns the number of cached answers.
 func (c *Cache) Len() int { return c.lru.Len() }
-
-// Chain returns a Fetcher that passes each GET through fs in order: the
-// first sees it first, the last calls the real fetch. Nil entries are
-// skipped.
-func Chain(fs ...restclient.Fetcher) restclient.Fetcher {
-	var live []restclient.Fetcher
-	for _, f := range fs {
-		if f != nil {
-			live = append(live, f)
-		}
-	}
-	return chain(live)
-}
-
-type chain []restclient.Fetcher
-
-func (c chain) Fetch(ctx context.Context, key restclient.RequestKey, fetch func(context.Context) (*restclient.Response, error)) (*restclient.Response, error) {
-	if len(c) == 0 {
-		return fetch(ctx)
-	}
-	return c[0].Fetch(ctx, key, func(ctx context.Context) (*restclient.Response, error) {
-		return c[1:].Fetch(ctx, key, fetch)
-	})
-}

@@ -33,11 +33,6 @@ type Coalescer struct {
 	shared atomic.Int64
 }
 
-// Fetch implements restclient.Fetcher, keying the caller by KeyOf.
-func (c *Coalescer) Fetch(ctx context.Context, key restclient.RequestKey, fetch func(context.Context) (*restclient.Response, error)) (*restclient.Response, error) {
-	return c.FetchAs(ctx, KeyOf(key.APIKey), key.Path, fetch)
-}
-
 // FetchAs implements KeyedFetcher.
 func (c *Coalescer) FetchAs(ctx context.Context, key callerkey.Key, path string, fetch func(context.Context) (*restclient.Response, error)) (*restclient.Response, error) {
 	id := requestID(key, path)

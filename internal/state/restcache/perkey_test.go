@@ -50,9 +50,9 @@ func TestRateLimits_KeepsTheNewestReading(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var r restcache.RateLimits
 			for _, rl := range tt.observed {
-				r.Observe(restcache.KeyOf("key-1"), rl)
+				r.Observe(keyOf("key-1"), rl)
 			}
-			if got, _ := r.Get(restcache.KeyOf("key-1")); got != tt.want {
+			if got, _ := r.Get(keyOf("key-1")); got != tt.want {
 				t.Errorf("Get = %+v, want %+v", got, tt.want)
 			}
 		})
@@ -62,9 +62,9 @@ func TestRateLimits_KeepsTheNewestReading(t *testing.T) {
 func TestRateLimits_Exhausted(t *testing.T) {
 	now := time.Date(2026, 1, 10, 11, 40, 0, 0, time.UTC)
 	var r restcache.RateLimits
-	r.Observe(restcache.KeyOf("spent"), restclient.RateLimit{Limit: 100, Remaining: 0, ResetAt: now.Add(90 * time.Second)})
-	r.Observe(restcache.KeyOf("left"), restclient.RateLimit{Limit: 100, Remaining: 1, ResetAt: now.Add(90 * time.Second)})
-	r.Observe(restcache.KeyOf("unknown"), restclient.RateLimit{Limit: 100, Remaining: -1, ResetAt: now.Add(90 * time.Second)})
+	r.Observe(keyOf("spent"), restclient.RateLimit{Limit: 100, Remaining: 0, ResetAt: now.Add(90 * time.Second)})
+	r.Observe(keyOf("left"), restclient.RateLimit{Limit: 100, Remaining: 1, ResetAt: now.Add(90 * time.Second)})
+	r.Observe(keyOf("unknown"), restclient.RateLimit{Limit: 100, Remaining: -1, ResetAt: now.Add(90 * time.Second)})
 	for _, tc := range []struct {
 		key       string
 		at        time.Time
@@ -77,13 +77,13 @@ func TestRateLimits_Exhausted(t *testing.T) {
 		{"unknown", now, 0, false},
 		{"never-seen", now, 0, false},
 	} {
-		after, got := r.Exhausted(restcache.KeyOf(tc.key), tc.at)
+		after, got := r.Exhausted(keyOf(tc.key), tc.at)
 		if got != tc.want || after != tc.wantAfter {
 			t.Errorf("Exhausted(%q, +%s) = (%s, %t), want (%s, %t)", tc.key, tc.at.Sub(now), after, got, tc.wantAfter, tc.want)
 		}
 	}
-	r.Forget(restcache.KeyOf("spent"))
-	if _, ok := r.Get(restcache.KeyOf("spent")); ok {
+	r.Forget(keyOf("spent"))
+	if _, ok := r.Get(keyOf("spent")); ok {
 		t.Error("Forget left the key's reading behind")
 	}
 }
@@ -91,13 +91,13 @@ func TestRateLimits_Exhausted(t *testing.T) {
 func TestGenerations_ForgettingAKeyDropsItsCachedAnswers(t *testing.T) {
 	var forgotten []string
 	g := restcache.NewGenerations(2, func(kh string) { forgotten = append(forgotten, kh) })
-	g.Invalidate(restcache.KeyOf("key-1"), restclient.Chats)
-	g.Invalidate(restcache.KeyOf("key-2"), restclient.Chats)
-	g.Invalidate(restcache.KeyOf("key-3"), restclient.Chats) // over the bound: key-1 goes
-	if len(forgotten) != 1 || forgotten[0] != restcache.KeyHash("key-1") {
+	g.Invalidate(keyOf("key-1"), restclient.Chats)
+	g.Invalidate(keyOf("key-2"), restclient.Chats)
+	g.Invalidate(keyOf("key-3"), restclient.Chats) // over the bound: key-1 goes
+	if len(forgotten) != 1 || forgotten[0] != keyHash("key-1") {
 		t.Fatalf("forgotten = %v, want key-1's hash only", forgotten)
 	}
-	if got := g.Of(restcache.KeyOf("key-3"), "chats?page=1"); got != 1 {
+	if got := g.Of(keyOf("key-3"), "chats?page=1"); got != 1 {
 		t.Errorf("key-3's chats generation = %d, want 1", got)
 	}
 }
@@ -111,18 +111,18 @@ func TestCache_ForgetDropsEveryAnswerOfTheKey(t *testing.T) {
 	}
 	for _, key := range []string{"revoked", "other"} {
 		for _, path := range []string{"categories?page=1", "chats?page=1", "imports/x"} {
-			if _, err := c.Fetch(t.Context(), restclient.RequestKey{APIKey: key, Path: path}, fetch); err != nil {
+			if _, err := through(c).Fetch(t.Context(), reqKey{APIKey: key, Path: path}, fetch); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	c.Forget(restcache.KeyOf("revoked"))
+	c.Forget(keyOf("revoked"))
 	if got := c.Len(); got != 3 {
 		t.Errorf("Len() = %d after Forget, want 3 (the other key's)", got)
 	}
 	calls.Store(0)
-	_, _ = c.Fetch(t.Context(), restclient.RequestKey{APIKey: "revoked", Path: "chats?page=1"}, fetch)
-	_, _ = c.Fetch(t.Context(), restclient.RequestKey{APIKey: "other", Path: "chats?page=1"}, fetch)
+	_, _ = through(c).Fetch(t.Context(), reqKey{APIKey: "revoked", Path: "chats?page=1"}, fetch)
+	_, _ = through(c).Fetch(t.Context(), reqKey{APIKey: "other", Path: "chats?page=1"}, fetch)
 	if got := calls.Load(); got != 1 {
 		t.Errorf("fetches after Forget = %d, want 1 (the revoked key's answer is gone, the other's is not)", got)
 	}
@@ -131,15 +131,15 @@ func TestCache_ForgetDropsEveryAnswerOfTheKey(t *testing.T) {
 func TestCoalescer_JoinerRetriesAFailedSharedCall(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var c restcache.Coalescer
-		key := restclient.RequestKey{APIKey: "key-1", Path: "chats?page=1"}
+		key := reqKey{APIKey: "key-1", Path: "chats?page=1"}
 		release := make(chan struct{})
 		var calls atomic.Int64
 		unavailable := &restclient.UnavailableError{Op: "GET /chats", Status: http.StatusServiceUnavailable, Err: errors.New("status 503")}
 		want := response(`{"chats":[]}`)
 		// The first caller's GET fails (after its own retries).
-		a := fetchAsync(t.Context(), &c, key, blockingFetch(&calls, release, nil, unavailable))
+		a := fetchAsync(t.Context(), through(&c), key, blockingFetch(&calls, release, nil, unavailable))
 		synctest.Wait()
-		b := fetchAsync(t.Context(), &c, key, func(context.Context) (*restclient.Response, error) {
+		b := fetchAsync(t.Context(), through(&c), key, func(context.Context) (*restclient.Response, error) {
 			calls.Add(1)
 			return want, nil
 		})
@@ -160,14 +160,14 @@ func TestCoalescer_JoinerRetriesAFailedSharedCall(t *testing.T) {
 func TestCoalescer_PanicIsAnErrorForEveryCaller(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var c restcache.Coalescer
-		key := restclient.RequestKey{APIKey: "key-1", Path: "imports/x"}
+		key := reqKey{APIKey: "key-1", Path: "imports/x"}
 		release := make(chan struct{})
-		a := fetchAsync(t.Context(), &c, key, func(context.Context) (*restclient.Response, error) {
+		a := fetchAsync(t.Context(), through(&c), key, func(context.Context) (*restclient.Response, error) {
 			<-release
 			panic("decoder bug")
 		})
 		synctest.Wait()
-		b := fetchAsync(t.Context(), &c, key, func(context.Context) (*restclient.Response, error) { return response("x"), nil })
+		b := fetchAsync(t.Context(), through(&c), key, func(context.Context) (*restclient.Response, error) { return response("x"), nil })
 		synctest.Wait()
 		close(release)
 		for name, ch := range map[string]<-chan result{"starter": a, "joiner": b} {

@@ -20,20 +20,6 @@ import (
 // grow memory.
 const DefaultMaxKeys = 100_000
 
-// defaultRing keys the callers of a Fetch made without a Key (a client
-// used outside the facade, tests): a secret of this process only.
-var defaultRing = callerkey.NewRing(nil, false)
-
-// KeyOf returns apiKey's Key on this process's own ring (no encryption):
-// for callers that have no ring of their own. The facade derives each
-// request's Key once, from its ring, and uses the *As methods.
-func KeyOf(apiKey string) callerkey.Key { return defaultRing.Key(apiKey) }
-
-// KeyHash returns the id of apiKey on this process's own ring: 32 hex
-// digits of a keyed hash, stable for the life of the process, so that maps
-// keyed by the caller never hold the key itself.
-func KeyHash(apiKey string) string { return KeyOf(apiKey).ID() }
-
 // KeyedFetcher is a restclient.Fetcher told the caller's Key, computed once
 // per request, rather than its API key.
 type KeyedFetcher interface {

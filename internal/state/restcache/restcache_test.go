@@ -12,6 +12,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/suregql/suregql/internal/state/callerkey"
 	"github.com/suregql/suregql/internal/state/restcache"
 	"github.com/suregql/suregql/restclient"
 )
@@ -24,7 +25,7 @@ type result struct {
 
 // fetchAsync runs f.Fetch on its own goroutine and returns where its result
 // arrives.
-func fetchAsync(ctx context.Context, f restclient.Fetcher, key restclient.RequestKey, fetch func(context.Context) (*restclient.Response, error)) <-chan result {
+func fetchAsync(ctx context.Context, f fetcher, key reqKey, fetch func(context.Context) (*restclient.Response, error)) <-chan result {
 	ch := make(chan result, 1)
 	go func() {
 		resp, err := f.Fetch(ctx, key, fetch)
@@ -60,8 +61,8 @@ func TestKeyHash(t *testing.T) {
 	seen := map[string]string{}
 	for _, k := range keys {
 		t.Run(fmt.Sprintf("%q", k), func(t *testing.T) {
-			h := restcache.KeyHash(k)
-			if again := restcache.KeyHash(k); again != h {
+			h := keyOf(k).ID()
+			if again := keyOf(k).ID(); again != h {
 				t.Errorf("KeyHash is not stable: got %q then %q", h, again)
 			}
 			if len(h) != 32 || strings.Trim(h, "0123456789abcdef") != "" {
@@ -83,7 +84,7 @@ func TestCoalescer_SharesIdenticalFetches(t *testing.T) {
 		t.Run(fmt.Sprintf("%d callers", callers), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				var c restcache.Coalescer
-				key := restclient.RequestKey{APIKey: "key-1", Path: "categories?page=1&per_page=100"}
+				key := reqKey{APIKey: "key-1", Path: "categories?page=1&per_page=100"}
 				release := make(chan struct{})
 				var calls atomic.Int64
 				want := response(`{"categories":[]}`)
@@ -91,7 +92,7 @@ func TestCoalescer_SharesIdenticalFetches(t *testing.T) {
 
 				results := make([]<-chan result, callers)
 				for i := range results {
-					results[i] = fetchAsync(t.Context(), &c, key, fetch)
+					results[i] = fetchAsync(t.Context(), through(&c), key, fetch)
 				}
 				synctest.Wait() // every caller waits; one fetch runs
 				if got := calls.Load(); got != 1 {
@@ -111,7 +112,7 @@ func TestCoalescer_SharesIdenticalFetches(t *testing.T) {
 				wantStats(t, &c, 1, int64(callers-1), 0)
 
 				// The flight is over: the next identical fetch sends again.
-				if _, err := c.Fetch(t.Context(), key, func(context.Context) (*restclient.Response, error) { return want, nil }); err != nil {
+				if _, err := through(&c).Fetch(t.Context(), key, func(context.Context) (*restclient.Response, error) { return want, nil }); err != nil {
 					t.Fatal(err)
 				}
 				wantStats(t, &c, 2, int64(callers-1), 0)
@@ -123,14 +124,14 @@ func TestCoalescer_SharesIdenticalFetches(t *testing.T) {
 func TestCoalescer_NeverSharesAcrossKeysOrPaths(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		a, b restclient.RequestKey
+		a, b reqKey
 	}{
-		{"other key", restclient.RequestKey{APIKey: "key-1", Path: "chats?page=1"}, restclient.RequestKey{APIKey: "key-2", Path: "chats?page=1"}},
-		{"other path", restclient.RequestKey{APIKey: "key-1", Path: "chats?page=1"}, restclient.RequestKey{APIKey: "key-1", Path: "categories?page=1"}},
-		{"other query", restclient.RequestKey{APIKey: "key-1", Path: "chats?page=1"}, restclient.RequestKey{APIKey: "key-1", Path: "chats?page=2"}},
+		{"other key", reqKey{APIKey: "key-1", Path: "chats?page=1"}, reqKey{APIKey: "key-2", Path: "chats?page=1"}},
+		{"other path", reqKey{APIKey: "key-1", Path: "chats?page=1"}, reqKey{APIKey: "key-1", Path: "categories?page=1"}},
+		{"other query", reqKey{APIKey: "key-1", Path: "chats?page=1"}, reqKey{APIKey: "key-1", Path: "chats?page=2"}},
 		// The id joins the hash and the path with a space: a key ending
 		// in a space must not meet a path starting with one.
-		{"key and path boundary", restclient.RequestKey{APIKey: "k", Path: " x"}, restclient.RequestKey{APIKey: "k ", Path: "x"}},
+		{"key and path boundary", reqKey{APIKey: "k", Path: " x"}, reqKey{APIKey: "k ", Path: "x"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -138,8 +139,8 @@ func TestCoalescer_NeverSharesAcrossKeysOrPaths(t *testing.T) {
 				release := make(chan struct{})
 				var calls atomic.Int64
 				wantA, wantB := response("a"), response("b")
-				a := fetchAsync(t.Context(), &c, tc.a, blockingFetch(&calls, release, wantA, nil))
-				b := fetchAsync(t.Context(), &c, tc.b, blockingFetch(&calls, release, wantB, nil))
+				a := fetchAsync(t.Context(), through(&c), tc.a, blockingFetch(&calls, release, wantA, nil))
+				b := fetchAsync(t.Context(), through(&c), tc.b, blockingFetch(&calls, release, wantB, nil))
 				synctest.Wait()
 				if got := calls.Load(); got != 2 {
 					t.Errorf("fetches running = %d, want 2 (one per request)", got)
@@ -160,13 +161,13 @@ func TestCoalescer_NeverSharesAcrossKeysOrPaths(t *testing.T) {
 func TestCoalescer_SharesUpstreamErrors(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var c restcache.Coalescer
-		key := restclient.RequestKey{APIKey: "key-1", Path: "categories/x"}
+		key := reqKey{APIKey: "key-1", Path: "categories/x"}
 		release := make(chan struct{})
 		var calls atomic.Int64
 		upstreamErr := &restclient.APIError{StatusCode: http.StatusNotFound, Code: "not_found"}
-		a := fetchAsync(t.Context(), &c, key, blockingFetch(&calls, release, nil, upstreamErr))
+		a := fetchAsync(t.Context(), through(&c), key, blockingFetch(&calls, release, nil, upstreamErr))
 		synctest.Wait()
-		b := fetchAsync(t.Context(), &c, key, blockingFetch(&calls, release, response("unused"), nil))
+		b := fetchAsync(t.Context(), through(&c), key, blockingFetch(&calls, release, response("unused"), nil))
 		synctest.Wait()
 		close(release)
 		for name, ch := range map[string]<-chan result{"leader": a, "follower": b} {
@@ -183,16 +184,16 @@ func TestCoalescer_SharesUpstreamErrors(t *testing.T) {
 func TestCoalescer_GateErrorIsNotShared(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var c restcache.Coalescer
-		key := restclient.RequestKey{APIKey: "key-1", Path: "categories?page=2&per_page=100"}
+		key := reqKey{APIKey: "key-1", Path: "categories?page=2&per_page=100"}
 		release := make(chan struct{})
 		var leaderCalls, followerCalls atomic.Int64
 		refused := &restclient.GateError{Err: errors.New("over this operation's budget")}
 		want := response(`{"categories":[]}`)
 
 		// The leader's operation is over its budget: its gate refuses.
-		a := fetchAsync(t.Context(), &c, key, blockingFetch(&leaderCalls, release, nil, refused))
+		a := fetchAsync(t.Context(), through(&c), key, blockingFetch(&leaderCalls, release, nil, refused))
 		synctest.Wait()
-		b := fetchAsync(t.Context(), &c, key, func(context.Context) (*restclient.Response, error) {
+		b := fetchAsync(t.Context(), through(&c), key, func(context.Context) (*restclient.Response, error) {
 			followerCalls.Add(1)
 			return want, nil
 		})
@@ -221,12 +222,12 @@ func TestCoalescer_GateErrorIsNotShared(t *testing.T) {
 func TestCoalescer_StatsAfterGateError(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var c restcache.Coalescer
-		key := restclient.RequestKey{APIKey: "key-1", Path: "chats?page=1"}
+		key := reqKey{APIKey: "key-1", Path: "chats?page=1"}
 		release := make(chan struct{})
 		var calls atomic.Int64
-		a := fetchAsync(t.Context(), &c, key, blockingFetch(&calls, release, nil, &restclient.GateError{Err: errors.New("refused")}))
+		a := fetchAsync(t.Context(), through(&c), key, blockingFetch(&calls, release, nil, &restclient.GateError{Err: errors.New("refused")}))
 		synctest.Wait()
-		b := fetchAsync(t.Context(), &c, key, func(context.Context) (*restclient.Response, error) { return response("own"), nil })
+		b := fetchAsync(t.Context(), through(&c), key, func(context.Context) (*restclient.Response, error) { return response("own"), nil })
 		synctest.Wait()
 		close(release)
 		<-a
@@ -248,7 +249,7 @@ func TestCoalescer_CancelledCallerDoesNotFailTheOther(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				var c restcache.Coalescer
-				key := restclient.RequestKey{APIKey: "key-1", Path: "chats?page=1"}
+				key := reqKey{APIKey: "key-1", Path: "chats?page=1"}
 				release := make(chan struct{})
 				fetchCtx := make(chan context.Context, 2)
 				want := response(`{"chats":[]}`)
@@ -262,9 +263,9 @@ func TestCoalescer_CancelledCallerDoesNotFailTheOther(t *testing.T) {
 				followerCtx, cancelFollower := context.WithCancel(t.Context())
 				defer cancelFollower()
 
-				leader := fetchAsync(leaderCtx, &c, key, fetch)
+				leader := fetchAsync(leaderCtx, through(&c), key, fetch)
 				sharedCtx := <-fetchCtx // the leader's fetch runs
-				follower := fetchAsync(followerCtx, &c, key, fetch)
+				follower := fetchAsync(followerCtx, through(&c), key, fetch)
 				synctest.Wait()
 				wantStats(t, &c, 1, 0, 2)
 
@@ -421,12 +422,12 @@ func TestCache_Fetch(t *testing.T) {
 			last := map[string]*restclient.Response{} // what the last miss of key+path answered
 			for i, s := range tc.steps {
 				if s.invalidate != "" {
-					c.Invalidate(restcache.KeyOf(s.key), s.invalidate)
+					c.Invalidate(keyOf(s.key), s.invalidate)
 					continue
 				}
 				id := s.key + " " + s.path
 				before := calls
-				got, err := c.Fetch(t.Context(), restclient.RequestKey{APIKey: s.key, Path: s.path}, func(context.Context) (*restclient.Response, error) {
+				got, err := through(c).Fetch(t.Context(), reqKey{APIKey: s.key, Path: s.path}, func(context.Context) (*restclient.Response, error) {
 					calls++
 					return response(fmt.Sprintf("%s #%d", id, calls)), nil
 				})
@@ -452,7 +453,7 @@ func TestCache_Fetch(t *testing.T) {
 
 func TestCache_ErrorsAreNotCached(t *testing.T) {
 	c := restcache.NewCache(10, time.Hour)
-	key := restclient.RequestKey{APIKey: "key-1", Path: "chats?page=1"}
+	key := reqKey{APIKey: "key-1", Path: "chats?page=1"}
 	errs := []error{
 		&restclient.UnavailableError{Op: "GET /chats", Status: http.StatusBadGateway, Err: errors.New("status 502")},
 		&restclient.GateError{Err: errors.New("refused")},
@@ -461,7 +462,7 @@ func TestCache_ErrorsAreNotCached(t *testing.T) {
 	}
 	calls := 0
 	for _, want := range errs {
-		_, err := c.Fetch(t.Context(), key, func(context.Context) (*restclient.Response, error) {
+		_, err := through(c).Fetch(t.Context(), key, func(context.Context) (*restclient.Response, error) {
 			calls++
 			return nil, want
 		})
@@ -477,7 +478,7 @@ func TestCache_ErrorsAreNotCached(t *testing.T) {
 	}
 	want := response("ok")
 	for i := range 2 {
-		got, err := c.Fetch(t.Context(), key, func(context.Context) (*restclient.Response, error) {
+		got, err := through(c).Fetch(t.Context(), key, func(context.Context) (*restclient.Response, error) {
 			calls++
 			return want, nil
 		})
@@ -501,15 +502,15 @@ func TestChain_CacheAndCoalescerSeeOwnWrites(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cache := restcache.NewCache(10, 0)                          // no TTL: no janitor goroutine in the bubble
 		co := restcache.Coalescer{Generations: cache.Generations()} // as facade.New wires them
-		chain := restcache.Chain(cache, &co)                        // the order loader.New uses
-		key := restclient.RequestKey{APIKey: "key-1", Path: "chats?page=1"}
+		chain := through(cache, &co)                                // the order planner.New uses
+		key := reqKey{APIKey: "key-1", Path: "chats?page=1"}
 		release := make(chan struct{})
 		var calls atomic.Int64
 		old := response(`{"chats":[]}`)
 		before := fetchAsync(t.Context(), chain, key, blockingFetch(&calls, release, old, nil))
 		synctest.Wait() // a read of another request is in flight
 
-		cache.Invalidate(restcache.KeyOf(key.APIKey), restclient.Chats) // this key created a chat
+		cache.Invalidate(keyOf(key.APIKey), restclient.Chats) // this key created a chat
 		fresh := response(`{"chats":[{"id":"new"}]}`)
 		after := fetchAsync(t.Context(), chain, key, func(context.Context) (*restclient.Response, error) {
 			calls.Add(1)
@@ -545,8 +546,8 @@ type recorder struct {
 	answer *restclient.Response
 }
 
-func (r recorder) Fetch(ctx context.Context, key restclient.RequestKey, fetch func(context.Context) (*restclient.Response, error)) (*restclient.Response, error) {
-	*r.log = append(*r.log, r.name+" "+key.Path)
+func (r recorder) FetchAs(ctx context.Context, _ callerkey.Key, path string, fetch func(context.Context) (*restclient.Response, error)) (*restclient.Response, error) {
+	*r.log = append(*r.log, r.name+" "+path)
 	if r.answer != nil {
 		return r.answer, nil
 	}
@@ -558,38 +559,38 @@ func (r recorder) Fetch(ctx context.Context, key restclient.RequestKey, fetch fu
 type ctxKey string
 
 func TestChain(t *testing.T) {
-	key := restclient.RequestKey{APIKey: "key-1", Path: "categories?page=1"}
+	key := reqKey{APIKey: "key-1", Path: "categories?page=1"}
 	short := response("from the second")
 	for _, tc := range []struct {
 		name    string
-		chain   func(log *[]string) restclient.Fetcher
+		chain   func(log *[]string) fetcher
 		want    []string
 		wantNet bool
 	}{
 		{
 			name:    "empty chain fetches directly",
-			chain:   func(*[]string) restclient.Fetcher { return restcache.Chain() },
+			chain:   func(*[]string) fetcher { return through() },
 			want:    []string{"net"},
 			wantNet: true,
 		},
 		{
 			name:    "only nil entries fetch directly",
-			chain:   func(*[]string) restclient.Fetcher { return restcache.Chain(nil, nil) },
+			chain:   func(*[]string) fetcher { return through(nil, nil) },
 			want:    []string{"net"},
 			wantNet: true,
 		},
 		{
 			name: "first sees the request first, nils skipped",
-			chain: func(log *[]string) restclient.Fetcher {
-				return restcache.Chain(nil, recorder{name: "a", log: log}, nil, recorder{name: "b", log: log}, recorder{name: "c", log: log}, nil)
+			chain: func(log *[]string) fetcher {
+				return through(nil, recorder{name: "a", log: log}, nil, recorder{name: "b", log: log}, recorder{name: "c", log: log}, nil)
 			},
 			want:    []string{"a " + key.Path, "b " + key.Path, "c " + key.Path, "net", "c done", "b done", "a done"},
 			wantNet: true,
 		},
 		{
 			name: "a fetcher that answers stops the chain",
-			chain: func(log *[]string) restclient.Fetcher {
-				return restcache.Chain(recorder{name: "a", log: log}, recorder{name: "b", log: log, answer: short}, recorder{name: "c", log: log})
+			chain: func(log *[]string) fetcher {
+				return through(recorder{name: "a", log: log}, recorder{name: "b", log: log, answer: short}, recorder{name: "c", log: log})
 			},
 			want: []string{"a " + key.Path, "b " + key.Path, "a done"},
 		},
@@ -627,8 +628,8 @@ func TestChain(t *testing.T) {
 func TestChain_PassesErrorsBack(t *testing.T) {
 	var log []string
 	want := &restclient.APIError{StatusCode: http.StatusUnauthorized, Code: "unauthorized"}
-	chain := restcache.Chain(recorder{name: "a", log: &log}, restcache.NewCache(10, time.Hour))
-	_, err := chain.Fetch(t.Context(), restclient.RequestKey{APIKey: "k", Path: "chats"}, func(context.Context) (*restclient.Response, error) {
+	chain := through(recorder{name: "a", log: &log}, restcache.NewCache(10, time.Hour))
+	_, err := chain.Fetch(t.Context(), reqKey{APIKey: "k", Path: "chats"}, func(context.Context) (*restclient.Response, error) {
 		return nil, want
 	})
 	if !errors.Is(err, want) {
@@ -638,15 +639,15 @@ func TestChain_PassesErrorsBack(t *testing.T) {
 
 func TestRateLimits(t *testing.T) {
 	var r restcache.RateLimits // the zero value is ready
-	if _, ok := r.Get(restcache.KeyOf("key-1")); ok {
+	if _, ok := r.Get(keyOf("key-1")); ok {
 		t.Errorf("Get on an empty RateLimits: got ok, want none")
 	}
 	first := restclient.RateLimit{Limit: 100, Remaining: 99, Reset: time.Hour}
 	second := restclient.RateLimit{Limit: 100, Remaining: 98, Reset: 59 * time.Minute}
 	other := restclient.RateLimit{Limit: 10000, Remaining: 5}
-	r.Observe(restcache.KeyOf("key-1"), first)
-	r.Observe(restcache.KeyOf("key-2"), other)
-	r.Observe(restcache.KeyOf("key-1"), second)
+	r.Observe(keyOf("key-1"), first)
+	r.Observe(keyOf("key-2"), other)
+	r.Observe(keyOf("key-1"), second)
 	for _, tc := range []struct {
 		key    string
 		want   restclient.RateLimit
@@ -658,7 +659,7 @@ func TestRateLimits(t *testing.T) {
 		{"key-1 ", restclient.RateLimit{}, false},
 	} {
 		t.Run(tc.key, func(t *testing.T) {
-			got, ok := r.Get(restcache.KeyOf(tc.key))
+			got, ok := r.Get(keyOf(tc.key))
 			if ok != tc.wantOK || got != tc.want {
 				t.Errorf("Get(%q) = (%+v, %t), want (%+v, %t)", tc.key, got, ok, tc.want, tc.wantOK)
 			}
@@ -668,13 +669,13 @@ func TestRateLimits(t *testing.T) {
 
 func TestFamilySizes(t *testing.T) {
 	var f restcache.FamilySizes // the zero value is ready
-	if n, ok := f.Get(restcache.KeyOf("key-1"), ""); ok {
+	if n, ok := f.Get(keyOf("key-1"), ""); ok {
 		t.Errorf("Get on an empty FamilySizes: got (%d, true), want none", n)
 	}
-	f.Observe(restcache.KeyOf("key-1"), "", 45)
-	f.Observe(restcache.KeyOf("key-2"), "", 5000)
-	f.Observe(restcache.KeyOf("key-1"), "", 46)
-	f.Observe(restcache.KeyOf("key-1"), "income", 4)
+	f.Observe(keyOf("key-1"), "", 45)
+	f.Observe(keyOf("key-2"), "", 5000)
+	f.Observe(keyOf("key-1"), "", 46)
+	f.Observe(keyOf("key-1"), "income", 4)
 	for _, tc := range []struct {
 		key, class string
 		want       int
@@ -687,7 +688,7 @@ func TestFamilySizes(t *testing.T) {
 		{"key-3", "", 0, false},
 	} {
 		t.Run(tc.key+"/"+tc.class, func(t *testing.T) {
-			if got, ok := f.Get(restcache.KeyOf(tc.key), tc.class); ok != tc.wantOK || got != tc.want {
+			if got, ok := f.Get(keyOf(tc.key), tc.class); ok != tc.wantOK || got != tc.want {
 				t.Errorf("Get(%q, %q) = (%d, %t), want (%d, %t)", tc.key, tc.class, got, ok, tc.want, tc.wantOK)
 			}
 		})

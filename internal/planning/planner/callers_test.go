@@ -1,0 +1,12 @@
+package planner_test
+
+import "github.com/suregql/suregql/internal/state/callerkey"
+
+// testRing keys the tests' callers, as the edge's ring keys a request's.
+var testRing = callerkey.NewRing(nil, false)
+
+// keyOf is what the stores know apiKey by.
+func keyOf(apiKey string) callerkey.Key { return testRing.Key(apiKey) }
+
+// caller is the caller the edge makes of a request with this X-Api-Key.
+func caller(apiKey string) callerkey.Caller { return testRing.Caller(apiKey) }
