@@ -89,26 +89,3 @@ func nodeWant(ctx context.Context) planner.Want {
 func collect(oc *graphql.OperationContext, f graphql.CollectedField, typeName string) []graphql.CollectedField {
 	return graphql.CollectFields(oc, f.Selections, []string{typeName})
 }
-
-// rootCategoryIDs returns the valid ids of the operation's category root
-// fields, for the planner to look up together at once. When a root
-// categories list runs beside them, it returns none: the list's answer
-// (or its look-ahead's family read) may hold those ids, and unannounced
-// lookups wait for company long enough to be answered by it.
-func rootCategoryIDs(ctx context.Context) []string {
-	oc := graphql.GetOperationContext(ctx)
-	var ids []string
-	for _, f := range graphql.CollectFields(oc, oc.Operation.SelectionSet, []string{"Query"}) {
-		switch f.Name {
-		case "categories":
-			return nil
-		case "category":
-			if id, ok := f.ArgumentMap(oc.Variables)["id"].(string); ok {
-				if canon, err := restclient.CanonicalID("id", id); err == nil {
-					ids = append(ids, canon)
-				}
-			}
-		}
-	}
-	return ids
-}

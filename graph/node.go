@@ -29,31 +29,12 @@ func nodeIDs(ids []string) (valid []string, bad []error, err error) {
 }
 
 // nodeRequest is what the node field being resolved asks the planner for
-// ids: what its `... on Chat` reads of messages (and whether an element
-// of a list answers its selection), and the operation's root fields that
-// hand out categories (whose answers may hold the ids). It also announces
-// every node and nodes field of the operation to the planner, which plans
-// all their ids at once, when the first of them asks.
+// ids: what its `... on Chat` reads of messages, and whether an element
+// of a list answers its selection. The operation's other node fields were
+// announced when it began (Planning).
 func nodeRequest(ctx context.Context, ids []string) planner.NodeRequest {
-	oc := graphql.GetOperationContext(ctx)
-	own := nodeAsk(oc, graphql.GetFieldContext(ctx).Field.Selections, ids)
-	req := planner.NodeRequest{IDs: ids, Chat: own.Chat, Summaries: own.Summaries}
-	var asks []planner.NodeAsk
-	for _, f := range graphql.CollectFields(oc, oc.Operation.SelectionSet, []string{"Query"}) {
-		switch {
-		case (f.Name == "categories" || f.Name == "category") && !f.IsDeferred():
-			// A deferred field may answer after node: not waited for.
-			req.CategoryProducers = append(req.CategoryProducers, f.Alias)
-		case f.Name == "node" || f.Name == "nodes":
-			if ids := nodeFieldIDs(f.Name, f.ArgumentMap(oc.Variables)); len(ids) > 0 {
-				asks = append(asks, nodeAsk(oc, f.Selections, ids))
-			}
-		}
-	}
-	if p := planner.From(ctx); p != nil {
-		p.ExpectNodes(asks...)
-	}
-	return req
+	own := nodeAsk(graphql.GetOperationContext(ctx), graphql.GetFieldContext(ctx).Field.Selections, ids)
+	return planner.NodeRequest{IDs: ids, Chat: own.Chat, Summaries: own.Summaries}
 }
 
 // nodeAsk is what a node field with this selection asks of ids.
@@ -121,9 +102,10 @@ func nodeFieldIDs(name string, args map[string]any) []string {
 	return ids
 }
 
-// categoryAnswered tells node fields waiting for the category root field
-// being resolved that its answer is in. Deferred by those resolvers, so
-// that it runs however they end.
+// categoryAnswered tells lookups waiting for the category root field
+// being resolved that its answer is in, as soon as it is: deferred by
+// those resolvers. Planning says so too when the field ends, however it
+// ends; this only says it earlier, before the field's children resolve.
 func categoryAnswered(ctx context.Context) {
 	if p, fc := planner.From(ctx), graphql.GetFieldContext(ctx); p != nil && fc != nil {
 		p.RootFieldAnswered(fc.Field.Alias)

@@ -302,8 +302,6 @@ func (r *queryResolver) Category(ctx context.Context, id string) (*model.Categor
 	if err != nil {
 		return nil, err
 	}
-	// Every category root field of the operation is looked up together.
-	p.ExpectCategories(rootCategoryIDs(ctx)...)
 	c, err := p.Category(ctx, id, categoryWant(graphql.GetOperationContext(ctx), graphql.CollectFieldsCtx(ctx, nil)))
 	if err != nil {
 		return nil, err
@@ -390,8 +388,7 @@ func (r *queryResolver) Node(ctx context.Context, id string) (model.Node, error)
 	if err != nil {
 		return nil, err
 	}
-	req := nodeRequest(ctx, []string{id})
-	obj, err := p.Node(ctx, id, req.Chat, req.CategoryProducers)
+	obj, err := p.Node(ctx, id, nodeRequest(ctx, []string{id}).Chat)
 	return nodeFromObject(ctx, p, obj, err)
 }
 

@@ -546,3 +546,30 @@ func TestCategories_PlainSelectionsAreWrittenAsGqlgenWrites(t *testing.T) {
 		t.Errorf("data\n%s\nwant\n%s", plain.data, want)
 	}
 }
+
+// Lookups by id beside a list of the family wait for the list's answer,
+// which holds them: one call, every time, however gqlgen orders the root
+// fields' goroutines (no timer decides when the lookups are planned).
+func TestCategory_LookupsBesideAListCostItsCall(t *testing.T) {
+	e := newEnv(t)
+	cats := e.upstream.Categories(restclienttest.DemoKey)
+	a, b := cats[3], cats[len(cats)-1]
+	const query = `query($a: ID!, $b: ID!) {
+  x: category(id: $a) { name }
+  list: categories(first: 50) { totalCount }
+  y: category(id: $b) { name parent { name } }
+}`
+	for range 20 {
+		var out struct {
+			X, Y struct{ Name string }
+			List struct{ TotalCount int }
+		}
+		r := e.ok(restclienttest.DemoKey, query, map[string]any{"a": a.ID, "b": b.ID}, &out)
+		if out.X.Name != a.Name || out.Y.Name != b.Name || out.List.TotalCount != len(cats) {
+			t.Fatalf("data = %s, want %q, %q and %d categories", r.data, a.Name, b.Name, len(cats))
+		}
+		if r.calls != 1 {
+			t.Fatalf("upstream calls = %d, want 1 (the list's page holds both ids): %v", r.calls, e.upstream.Requests())
+		}
+	}
+}

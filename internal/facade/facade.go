@@ -327,6 +327,9 @@ func newGraphQLServer(cfg Config, log *slog.Logger, accepted *acceptedKeys) *han
 	}
 	srv.AroundOperations(requireAPIKey(refuse))
 	srv.AroundOperations(refuseTooExpensive(refuse, cfg.MaxUpstreamCalls))
+	// Innermost of the operation's: the planner reads each operation that
+	// runs once, before its fields resolve.
+	srv.Use(graph.Planning{})
 	for _, m := range answered {
 		srv.AroundResponses(m)
 	}

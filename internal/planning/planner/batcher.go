@@ -4,19 +4,9 @@ import (
 	"context"
 	"slices"
 	"sync"
-	"time"
-
-	"github.com/vikstrous/dataloadgen"
 
 	"github.com/suregql/suregql/internal/planning/flight"
 )
-
-// batchWait is how long keys nobody announced wait for company before
-// they are planned (see batcher). gqlgen resolves the nodes of a list
-// concurrently, so such keys arrive within microseconds of each other; the
-// wait is generous so that a busy machine still batches them. Announced
-// keys never wait.
-const batchWait = time.Millisecond
 
 // batcher plans keys (subcategory lists, categories by id) in groups, each
 // group by one call of plan, so that the planner sees every key an
@@ -28,11 +18,12 @@ const batchWait = time.Millisecond
 //     roots, the parents of a page of categories. The first Load of an
 //     announced key plans every announced key not planned yet, at once:
 //     nobody waits for a timer, and one operation always gets one plan;
-//   - unannounced (two root fields asking for two ids, say): gathered by a
-//     dataloader for batchWait, then planned together with whatever was
-//     announced meanwhile.
+//   - unannounced (a key no answer nor the operation's reading foresaw):
+//     planned at once, together with whatever is announced by then.
 //
-// Every key is planned once per operation; its answer is remembered.
+// The operation's own root fields are announced before any asks
+// (Planner.Begin), so no key waits on a timer for company. Every key is
+// planned once per operation; its answer is remembered.
 type batcher[K comparable, V any] struct {
 	plan func(context.Context, []K) ([]V, []error)
 
@@ -40,7 +31,6 @@ type batcher[K comparable, V any] struct {
 	announced []K                // announced, not planned yet, in order
 	groupOf   map[K]*group[K, V] // made on first claim: most operations plan nothing here
 	runs      flight.Once[*group[K, V], struct{}]
-	late      *dataloadgen.Loader[K, V] // made on first use
 }
 
 // group is a set of keys planned together, and their answers once planned.
@@ -65,41 +55,16 @@ func (b *batcher[K, V]) Expect(keys ...K) {
 	}
 }
 
-// Load returns the answer for k, planning it (with company) if no group
-// has yet.
+// Load returns the answer for k, planning it, with every key announced
+// and not planned yet, if no group has yet.
 func (b *batcher[K, V]) Load(ctx context.Context, k K) (V, error) {
 	b.mu.Lock()
 	g := b.groupOf[k]
-	if g == nil && b.isAnnounced(k) {
-		g = b.claim(nil)
-	}
-	if g == nil && b.late == nil {
-		b.late = dataloadgen.NewLoader(b.planLate, dataloadgen.WithWait(batchWait))
-	}
-	late := b.late
-	b.mu.Unlock()
 	if g == nil {
-		return late.Load(ctx, k)
-	}
-	return b.answer(ctx, g, k)
-}
-
-// planLate is the dataloader's batch function for unannounced keys: it
-// claims those no group holds yet together with every announced key, plans
-// them, and waits for the others' groups.
-func (b *batcher[K, V]) planLate(ctx context.Context, keys []K) ([]V, []error) {
-	b.mu.Lock()
-	b.claim(keys)
-	groups := make([]*group[K, V], len(keys))
-	for i, k := range keys {
-		groups[i] = b.groupOf[k]
+		g = b.claim([]K{k})
 	}
 	b.mu.Unlock()
-	vals, errs := make([]V, len(keys)), make([]error, len(keys))
-	for i, k := range keys {
-		vals[i], errs[i] = b.answer(ctx, groups[i], k)
-	}
-	return vals, errs
+	return b.answer(ctx, g, k)
 }
 
 // answer runs g's plan if nobody has and returns k's part of it.
@@ -140,15 +105,6 @@ func (b *batcher[K, V]) claim(keys []K) *group[K, V] {
 	return g
 }
 
-func (b *batcher[K, V]) isAnnounced(k K) bool {
-	for _, a := range b.announced {
-		if a == k {
-			return true
-		}
-	}
-	return false
-}
-
 // forget drops every answer and announcement, so that keys asked again
 // are planned again: a write made what was read stale. Callers already
 // waiting keep the answers they wait for.
@@ -157,5 +113,4 @@ func (b *batcher[K, V]) forget() {
 	defer b.mu.Unlock()
 	b.groupOf = nil
 	b.announced = b.announced[:0]
-	b.late = nil
 }

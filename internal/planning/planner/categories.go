@@ -211,10 +211,6 @@ func (l *Planner) lookAhead(ctx context.Context, class string, r paging.Request)
 	_, _ = l.readFamily(ctx, class)
 }
 
-// ExpectCategories announces ids the operation will look up (its category
-// root fields), so that they are looked up together, at once.
-func (l *Planner) ExpectCategories(ids ...string) { l.byID.Expect(ids...) }
-
 // Expect announces the reads want names for categories handed out by a
 // question that did not know the selection when it planned (node(id)).
 func (l *Planner) Expect(cats []*restclient.Category, want Want) { l.expect(cats, want) }

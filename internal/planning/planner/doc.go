@@ -28,7 +28,8 @@
 //	                              |     arrived, its error (e.g. 503) for the rest         |   family again, nor per parent)
 //	                              |   the family's list, when ceil(n/100) < parents left   | 1, then ceil(n/100)-1
 //	                              |   one filtered list per parent left                    | 1 each, in parallel
-//	Category / parent by id       | held by any answer of this operation                   | 0
+//	Category / parent by id       | held by any answer of this operation, the operation's  | 0
+//	                              |   root category lists included (planned after them)    |
 //	                              | a family first page in flight: wait for it             | 0
 //	                              | wants subcategories, family likely ≤ 100: first page   | 1 (not a show + a list)
 //	                              | 2+ ids, family not known to be large: its first page   | 1 (answers every id it holds)
@@ -76,11 +77,17 @@
 //
 // # Planned together, at once
 //
-// A list hands out objects whose fields will ask for more (subcategories,
-// parents). The planner announces those keys to a batcher as it answers
-// the list; the first field to ask plans all of them in one decision,
-// without waiting for a timer. Keys nobody announced (two root fields
-// asking for two ids) wait batchWait for company.
+// The planner reads each operation once, when it begins (Begin, told by
+// graph.Planning): the ids its category(id:) root fields look up, what
+// its node fields ask, and which root fields hand out categories. A list
+// hands out objects whose fields will ask for more (subcategories,
+// parents): the planner announces those keys to a batcher as it answers
+// the list. The first field to ask plans every announced key in one
+// decision. Lookups by id wait for the operation's root category lists,
+// and node lookups for its category root fields, whose answers may hold
+// their ids: each root field says when it has answered
+// (RootFieldAnswered), however it ends. No timer decides when planning
+// happens.
 //
 // # Below the strategies
 //

@@ -7,11 +7,14 @@ import (
 	"github.com/suregql/suregql/restclient"
 )
 
-// Children exposes the subcategory planner to the tests: keys asked for
-// together, unannounced, are planned as one batch.
+// Children exposes the subcategory planner to the tests.
 func (l *Planner) Children(ctx context.Context, p ParentKey) ([]*restclient.Category, error) {
 	return l.children(ctx, p)
 }
+
+// ExpectChildren announces parents whose subcategories will be asked, as
+// a list of roots does when it answers: the first asked plans them all.
+func (l *Planner) ExpectChildren(keys ...ParentKey) { l.kids.Expect(keys...) }
 
 // LookAhead exposes the look-ahead of a list of roots that wants
 // subcategories.

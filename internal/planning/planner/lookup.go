@@ -120,15 +120,27 @@ func (l *Planner) expectParents(cats []*restclient.Category) {
 func (l *Planner) lookUp(ctx context.Context, ids []string) ([]*restclient.Category, []error) {
 	out := make([]*restclient.Category, len(ids))
 	errs := make([]error, len(ids))
+	// The operation's root category lists may hold them (their answers,
+	// or the family's first page their look-ahead reads): plan once they
+	// answered. Those lists never wait for a lookup by id.
+	if err := l.answered.wait(ctx, l.operation().CategoryLists); err != nil {
+		for i := range errs {
+			errs[i] = err
+		}
+		return out, errs
+	}
 	// A read of the family's first page in flight (a list's look-ahead)
 	// may hold them: wait for it rather than pay a call per id.
 	for _, class := range []string{"", "income", "expense"} {
 		_, _, _ = l.firstPages.Wait(ctx, class)
 	}
+	missing := 0
 	for i, id := range ids {
-		out[i] = l.known.get(id) // primed since it was asked for
+		if out[i] = l.known.get(id); out[i] == nil { // primed since it was asked for?
+			missing++
+		}
 	}
-	if len(ids) >= 2 {
+	if missing >= 2 {
 		l.fromFamilyFirstPage(ctx, ids, out, errs)
 	}
 	var wg sync.WaitGroup

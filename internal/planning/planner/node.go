@@ -5,7 +5,6 @@ import (
 	"errors"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/suregql/suregql/internal/planning/flight"
 	"github.com/suregql/suregql/internal/state/restcache"
@@ -39,15 +38,12 @@ type NodeAsk struct {
 }
 
 // NodeRequest is what node and nodes ask: ids already checked (canonical
-// UUIDs), what the selection reads of a chat (and whether a list's
-// summary answers it, as NodeAsk), and the operation's root fields that
-// hand out categories, by response key: their answers may hold the ids,
-// so the lookups wait for them (see Nodes).
+// UUIDs), and what the selection reads of a chat (and whether a list's
+// summary answers it, as NodeAsk).
 type NodeRequest struct {
-	IDs               []string
-	Chat              ChatWant
-	Summaries         bool
-	CategoryProducers []string
+	IDs       []string
+	Chat      ChatWant
+	Summaries bool
 }
 
 // remember records that this key was handed ids of kind k.
@@ -76,11 +72,11 @@ func (l *Planner) nodesWritten() {
 	l.nodes.forget()
 }
 
-// ExpectNodes announces the node and nodes fields of the operation: the
+// expectNodes announces the node and nodes fields of the operation: the
 // first of them that asks plans every announced id at once (Nodes), so
 // that the operation's node lookups are reserved as one batch, answered
 // whole or refused whole.
-func (l *Planner) ExpectNodes(asks ...NodeAsk) {
+func (l *Planner) expectNodes(asks ...NodeAsk) {
 	var keys []nodeKey
 	var summaries []bool
 	for _, a := range asks {
@@ -93,13 +89,13 @@ func (l *Planner) ExpectNodes(asks ...NodeAsk) {
 }
 
 // Node answers one id as Nodes does.
-func (l *Planner) Node(ctx context.Context, id string, chat ChatWant, categoryProducers []string) (Object, error) {
-	objs, errs := l.Nodes(ctx, NodeRequest{IDs: []string{id}, Chat: chat, CategoryProducers: categoryProducers})
+func (l *Planner) Node(ctx context.Context, id string, chat ChatWant) (Object, error) {
+	objs, errs := l.Nodes(ctx, NodeRequest{IDs: []string{id}, Chat: chat})
 	return objs[0], errs[0]
 }
 
 // Nodes finds the objects the ids name. The ids of every node field of the
-// operation (announced by ExpectNodes, else those of the fields that ask
+// operation (announced by Begin, else those of the fields that ask
 // together) are planned at once, and their lookups reserved as one batch
 // before any is sent: when the budget cannot hold them all, every id that
 // needs a call is refused (a *TooExpensiveError) at no call. The plan,
@@ -118,7 +114,7 @@ func (l *Planner) Node(ctx context.Context, id string, chat ChatWant, categoryPr
 //     reads nothing the list does not send.
 //
 // Before any lookup, the category root fields of the operation
-// (req.CategoryProducers) are waited for: their answers may hold the ids
+// (Operation.CategoryLists and CategoryFields) are waited for: their answers may hold the ids
 // at no call. An id no lookup finds is a *NotFoundError of kind "node";
 // any other failure (401, 429, 5xx) is reported as itself, never as "not
 // found".
@@ -130,7 +126,8 @@ func (l *Planner) Nodes(ctx context.Context, req NodeRequest) ([]Object, []error
 		summaries[i] = req.Summaries
 	}
 	l.nodes.expect(keys, summaries, false)
-	groups := l.nodes.claim(keys, req.CategoryProducers)
+	op := l.operation()
+	groups := l.nodes.claim(keys, slices.Concat(op.CategoryLists, op.CategoryFields))
 	objs := make([]Object, len(keys))
 	errs := make([]error, len(keys))
 	for i, k := range keys {
@@ -864,64 +861,4 @@ func (r *nodeRun) shows(ctx context.Context, k Kind, n int, ids []*nodeState, lo
 func isNotFound(err error) bool {
 	var nf *NotFoundError
 	return errors.As(err, &nf)
-}
-
-// rootFields are the operation's root fields, by response key, that
-// signal when they have answered (RootFieldAnswered), so that node lookups
-// can use what they handed out.
-type rootFields struct {
-	mu   sync.Mutex
-	done map[string]chan struct{}
-}
-
-func (r *rootFields) ch(field string) chan struct{} {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.done == nil {
-		r.done = map[string]chan struct{}{}
-	}
-	c := r.done[field]
-	if c == nil {
-		c = make(chan struct{})
-		r.done[field] = c
-	}
-	return c
-}
-
-// maxRootFieldWait bounds how long node lookups wait for a root field
-// that never says it answered (a resolver gqlgen did not run, say): they
-// then go ahead, at the price of calls the field's answer might have
-// saved. Every resolver that is waited for says so when it ends.
-const maxRootFieldWait = time.Second
-
-// wait returns once every field has answered (or maxRootFieldWait
-// passed), or with ctx's error.
-func (r *rootFields) wait(ctx context.Context, fields []string) error {
-	limit := time.NewTimer(maxRootFieldWait)
-	defer limit.Stop()
-	for _, f := range fields {
-		select {
-		case <-r.ch(f):
-		case <-limit.C:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	return nil
-}
-
-// RootFieldAnswered tells node lookups waiting for the root field with
-// this response key that its answer is in (the categories it handed out
-// are known). Every root field that node waits for must call it once,
-// however it ends; later calls do nothing.
-func (l *Planner) RootFieldAnswered(field string) {
-	c := l.answered.ch(field)
-	l.answered.mu.Lock()
-	defer l.answered.mu.Unlock()
-	select {
-	case <-c:
-	default:
-		close(c)
-	}
 }

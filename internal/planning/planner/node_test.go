@@ -54,19 +54,19 @@ func neverSeenIDs(prefix, n int) []string {
 }
 
 // aliased asks each id from its own field, concurrently, as gqlgen
-// resolves aliased node fields, after announcing them all (as the graph's
-// nodeRequest does).
+// resolves aliased node fields, after announcing them all (as
+// graph.Planning does when the operation begins).
 func aliased(ctx context.Context, l *planner.Planner, ids []string, summaries bool) ([]planner.Object, []error) {
 	asks := make([]planner.NodeAsk, len(ids))
 	for i, id := range ids {
 		asks[i] = planner.NodeAsk{IDs: []string{id}, Summaries: summaries}
 	}
 	objs, errs := make([]planner.Object, len(ids)), make([]error, len(ids))
+	l.Begin(planner.Operation{Nodes: asks})
 	var wg sync.WaitGroup
 	for i, id := range ids {
 		wg.Go(func() {
-			l.ExpectNodes(asks...)
-			objs[i], errs[i] = l.Node(ctx, id, planner.ChatWant{}, nil)
+			objs[i], errs[i] = l.Node(ctx, id, planner.ChatWant{})
 		})
 	}
 	wg.Wait()
@@ -151,7 +151,7 @@ func TestNodes_KnownKindsCostOneCall(t *testing.T) {
 		t.Helper()
 		l, ctx := e.op(t, key)
 		before := e.up.fake.Calls()
-		obj, err := l.Node(ctx, id, planner.ChatWant{}, nil)
+		obj, err := l.Node(ctx, id, planner.ChatWant{})
 		if err != nil {
 			t.Fatalf("node(%s): %v", id, err)
 		}
@@ -180,7 +180,7 @@ func TestNodes_KnownKindsCostOneCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := e.up.fake.Calls()
-	if obj, err := l.Node(ctx, e.up.fake.Categories(key)[9].ID, planner.ChatWant{}, nil); err != nil || obj.Category == nil {
+	if obj, err := l.Node(ctx, e.up.fake.Categories(key)[9].ID, planner.ChatWant{}); err != nil || obj.Category == nil {
 		t.Errorf("node of a held category: %+v, %v", obj, err)
 	}
 	wantCalls(t, e.up.fake, before, 0)
@@ -283,7 +283,7 @@ func TestNodes_NotFoundIsForgottenByTheKeysWrites(t *testing.T) {
 		t.Helper()
 		l, ctx := e.op(t, key)
 		before := e.up.fake.Calls()
-		_, err := l.Node(ctx, id, planner.ChatWant{}, nil)
+		_, err := l.Node(ctx, id, planner.ChatWant{})
 		var nf *planner.NotFoundError
 		if !errors.As(err, &nf) {
 			t.Errorf("node: %v, want a NotFoundError", err)

@@ -136,6 +136,7 @@ type Planner struct {
 	families   flight.Once[string, []*restclient.Category]   // whole family reads, by classification
 	faults     failedReads                                   // family reads that failed upstream, by classification
 	answered   rootFields                                    // root fields that hand out categories, once answered
+	op         Operation                                     // the operation running (Begin), guarded by mu
 	nodes      nodeBatch                                     // node ids, planned together (node.go)
 }
 

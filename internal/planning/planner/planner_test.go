@@ -127,6 +127,7 @@ func restName(c *restclient.Category) string    { return c.Name }
 func loadChildren(ctx context.Context, l *planner.Planner, keys []planner.ParentKey) ([][]*restclient.Category, []error) {
 	out := make([][]*restclient.Category, len(keys))
 	errs := make([]error, len(keys))
+	l.ExpectChildren(keys...) // as the list that handed the roots out does
 	var wg sync.WaitGroup
 	for i, k := range keys {
 		wg.Go(func() { out[i], errs[i] = l.Children(ctx, k) })
@@ -641,6 +642,13 @@ func TestCategory_LookupsShareTheFamilysFirstPage(t *testing.T) {
 				l := planner.New(shared, caller(tc.key))
 				got := make([]*restclient.Category, len(tc.want))
 				errs := make([]error, len(tc.want))
+				// As graph.Planning does: the operation's category(id:)
+				// root fields are announced before any asks.
+				var op planner.Operation
+				for _, w := range tc.want {
+					op.CategoryIDs = append(op.CategoryIDs, w.ID)
+				}
+				l.Begin(op)
 				before := up.fake.Calls()
 				var wg sync.WaitGroup
 				for i, w := range tc.want {
