@@ -19,6 +19,7 @@ import (
 
 	"github.com/goccy/go-yaml"
 
+	"github.com/suregql/suregql/internal/config"
 	"github.com/suregql/suregql/internal/facade"
 	"github.com/suregql/suregql/internal/fake/restclienttest"
 	"github.com/suregql/suregql/restclient"
@@ -313,16 +314,16 @@ func TestDeploy_EnvironmentIsTheServersConfiguration(t *testing.T) {
 			t.Errorf("env %s is not in README.md's configuration table", e.Name)
 		}
 	}
-	cfg, err := parseConfig(nil, func(k string) string { return env[k] })
+	cfg, err := config.Parse(nil, func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatalf("the server refuses the Deployment's environment: %v", err)
 	}
-	if cfg.upstream == "" {
+	if cfg.Upstream == "" {
 		t.Error("UPSTREAM_URL is not set: the replicas would serve the demo upstream")
 	}
-	_, port, err := net.SplitHostPort(cfg.addr)
+	_, port, err := net.SplitHostPort(cfg.Addr)
 	if err != nil || port != strconv.Itoa(containerPort(t, c)) {
-		t.Errorf("the server listens on %q, the container exposes %d", cfg.addr, containerPort(t, c))
+		t.Errorf("the server listens on %q, the container exposes %d", cfg.Addr, containerPort(t, c))
 	}
 }
 

@@ -1,12 +1,14 @@
 package main
 
 import (
-	"flag"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/suregql/suregql/internal/config"
 )
 
 // README.md's client setups are the files .ci/clients runs against the demo
@@ -34,54 +36,109 @@ func TestREADME_ClientSnippets(t *testing.T) {
 	}
 }
 
-// commandFlags are flags that do something and exit rather than configure
-// the server: they have no environment variable and no row in the table.
-var commandFlags = map[string]bool{"version": true}
-
-// Every flag has its environment variable (named in its usage as "(env
-// NAME)", and read), and README.md's configuration table lists every flag
-// with its variable, and no other.
+// README.md's configuration section is the user's view of package
+// config's table of flags: a row | `-flag` | `VARIABLE` | default | meaning |
+// for each flag with a variable, in the table's order, with the table's
+// default (`value`, or *(…)* for none); -version, which has no variable,
+// in its prose; and no flag that does not exist, in a row or in the prose.
 func TestREADME_ConfigurationTableListsEveryFlag(t *testing.T) {
 	readme, err := os.ReadFile("README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	table := map[string]string{} // flag name → variable
-	for _, row := range regexp.MustCompile("(?m)^\\| `-([a-z0-9-]+)` \\| `([A-Z0-9_]+)` \\|").FindAllStringSubmatch(string(readme), -1) {
-		if _, dup := table[row[1]]; dup {
-			t.Errorf("README.md lists -%s twice", row[1])
+	section := markdownSection(string(readme), "## Configuration")
+	if section == "" {
+		t.Fatal("README.md has no section ## Configuration")
+	}
+	rowRe := regexp.MustCompile("^\\| `-([a-z0-9-]+)` \\| `([A-Z0-9_]+)` \\| ([^|]+) \\| [^|]+ \\|$")
+	type row struct{ env, def string }
+	rows := map[string]row{}
+	var order []string
+	for line := range strings.SplitSeq(section, "\n") {
+		if !strings.HasPrefix(line, "| `-") {
+			continue
 		}
-		table[row[1]] = row[2]
-	}
-	if len(table) == 0 {
-		t.Fatal("README.md has no configuration table (rows | `-flag` | `VARIABLE` | …)")
-	}
-
-	read := map[string]bool{}
-	fs := flag.NewFlagSet("suregql", flag.ContinueOnError)
-	if _, err := parseFlags(fs, nil, func(name string) string { read[name] = true; return "" }); err != nil {
-		t.Fatal(err)
-	}
-	usageEnv := regexp.MustCompile(`\(env ([A-Z0-9_]+)\)`)
-	fs.VisitAll(func(f *flag.Flag) {
-		if commandFlags[f.Name] {
-			if !strings.Contains(string(readme), "`-"+f.Name+"`") {
-				t.Errorf("README.md does not mention -%s", f.Name)
-			}
-			return
-		}
-		m := usageEnv.FindStringSubmatch(f.Usage)
+		m := rowRe.FindStringSubmatch(line)
 		switch {
 		case m == nil:
-			t.Errorf("-%s: its usage names no environment variable \"(env NAME)\": %q", f.Name, f.Usage)
-		case !read[m[1]]:
-			t.Errorf("-%s: its variable %s is never read", f.Name, m[1])
-		case table[f.Name] != m[1]:
-			t.Errorf("-%s: README.md's configuration table has no row | `-%s` | `%s` | (found %q)", f.Name, f.Name, m[1], table[f.Name])
+			t.Errorf("README.md's configuration table: want | `-flag` | `VARIABLE` | default | meaning |, found %s", line)
+			continue
+		case rows[m[1]] != (row{}):
+			t.Errorf("README.md's configuration table lists -%s twice", m[1])
 		}
-		delete(table, f.Name)
-	})
-	for name, env := range table {
-		t.Errorf("README.md's configuration table lists -%s (%s), which is no flag of the server", name, env)
+		rows[m[1]] = row{env: m[2], def: m[3]}
+		order = append(order, m[1])
 	}
+	if len(rows) == 0 {
+		t.Fatal("README.md's configuration section has no table (rows | `-flag` | `VARIABLE` | default | meaning |)")
+	}
+
+	known := map[string]bool{}
+	var want []string
+	for _, f := range config.Flags() {
+		known[f.Name] = true
+		r, listed := rows[f.Name]
+		delete(rows, f.Name)
+		switch {
+		case f.Env == "" && listed:
+			t.Errorf("README.md's configuration table lists -%s, which has no variable; say it in the prose", f.Name)
+		case f.Env == "":
+			if !strings.Contains(section, "`-"+f.Name+"`") {
+				t.Errorf("README.md's configuration section does not mention `-%s`", f.Name)
+			}
+		case !listed:
+			t.Errorf("README.md's configuration table has no row | `-%s` | `%s` | …", f.Name, f.Env)
+		default:
+			want = append(want, f.Name)
+			if r.env != f.Env {
+				t.Errorf("README.md's configuration table gives -%s the variable %s; its variable is %s", f.Name, r.env, f.Env)
+			}
+			if !readmeDefault(r.def, f.Default) {
+				t.Errorf("README.md's configuration table gives -%s the default %s; write %s", f.Name, r.def, readmeDefaultOf(f.Default))
+			}
+		}
+	}
+	for name, r := range rows {
+		t.Errorf("README.md's configuration table lists -%s (%s), which is no flag of the server", name, r.env)
+	}
+	if !t.Failed() && !slices.Equal(order, want) {
+		t.Errorf("README.md's configuration table lists the flags in the order %v; package config's table: %v", order, want)
+	}
+	for _, m := range regexp.MustCompile("`-([a-z][a-z0-9-]*)[`=]").FindAllStringSubmatch(section, -1) {
+		if !known[m[1]] {
+			t.Errorf("README.md's configuration section names -%s, which is no flag of the server", m[1])
+		}
+	}
+}
+
+// readmeDefault says whether a default cell of README.md's configuration
+// table shows def: `def`, maybe followed by words, or *(…)* for none.
+func readmeDefault(cell, def string) bool {
+	if def == "" {
+		return strings.HasPrefix(cell, "*(") && strings.HasSuffix(cell, ")*")
+	}
+	want := readmeDefaultOf(def)
+	return cell == want || strings.HasPrefix(cell, want+" ")
+}
+
+// readmeDefaultOf is how README.md's configuration table shows def.
+func readmeDefaultOf(def string) string {
+	if def == "" {
+		return "*(…)*" // *(empty: …)*, *(none)*
+	}
+	return "`" + def + "`"
+}
+
+// markdownSection returns the section of doc under heading (a line of its
+// own), up to the next heading of the same level; "" when there is none.
+func markdownSection(doc, heading string) string {
+	_, after, found := strings.Cut(doc, "\n"+heading+"\n")
+	if !found {
+		return ""
+	}
+	level := heading[:strings.IndexByte(heading, ' ')+1]
+	if i := strings.Index(after, "\n"+level); i >= 0 {
+		after = after[:i+1]
+	}
+	return after
 }

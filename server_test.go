@@ -6,10 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
-	"reflect"
 	"regexp"
 	"runtime/debug"
 	"strings"
@@ -17,138 +15,6 @@ import (
 	"testing"
 	"time"
 )
-
-func TestParseConfig(t *testing.T) {
-	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
-	tests := []struct {
-		name    string
-		args    []string
-		env     map[string]string
-		want    config
-		wantErr bool
-	}{
-		{name: "defaults", want: config{addr: ":8080", upstreamTimeout: 10 * time.Second, maxUpstreamCalls: 100, operationTimeout: 15 * time.Second}},
-		{name: "environment", env: map[string]string{"ADDR": ":9", "UPSTREAM_URL": "https://sure.example.com", "UPSTREAM_TIMEOUT": "3s", "MAX_UPSTREAM_CALLS": "7", "CACHE_TTL": "30s",
-			"OPERATION_TIMEOUT": "5s"},
-			want: config{addr: ":9", upstream: "https://sure.example.com", upstreamTimeout: 3 * time.Second, maxUpstreamCalls: 7, cacheTTL: 30 * time.Second,
-				operationTimeout: 5 * time.Second}},
-		{name: "flags win over the environment", args: []string{"-addr", ":7", "-max-upstream-calls", "0", "-cache-ttl", "1m", "-operation-timeout", "2s"},
-			env:  map[string]string{"ADDR": ":9", "MAX_UPSTREAM_CALLS": "7", "OPERATION_TIMEOUT": "5s"},
-			want: config{addr: ":7", upstreamTimeout: 10 * time.Second, maxUpstreamCalls: 0, cacheTTL: time.Minute, operationTimeout: 2 * time.Second}},
-		{name: "limits from the environment", env: map[string]string{"MAX_DEPTH": "20", "MAX_RESPONSE_BYTES": "1000"},
-			want: config{addr: ":8080", upstreamTimeout: 10 * time.Second, maxUpstreamCalls: 100, operationTimeout: 15 * time.Second, maxDepth: 20, maxResponseBytes: 1000}},
-		{name: "limits from flags", args: []string{"-max-depth", "8", "-max-response-bytes", "65536"}, env: map[string]string{"MAX_DEPTH": "20"},
-			want: config{addr: ":8080", upstreamTimeout: 10 * time.Second, maxUpstreamCalls: 100, operationTimeout: 15 * time.Second, maxDepth: 8, maxResponseBytes: 65536}},
-		{name: "batch size from a flag", args: []string{"-max-batch", "3"}, env: map[string]string{"MAX_BATCH": "20"},
-			want: config{addr: ":8080", upstreamTimeout: 10 * time.Second, maxUpstreamCalls: 100, operationTimeout: 15 * time.Second, maxBatch: 3}},
-		{name: "batch size from the environment", env: map[string]string{"MAX_BATCH": "1"},
-			want: config{addr: ":8080", upstreamTimeout: 10 * time.Second, maxUpstreamCalls: 100, operationTimeout: 15 * time.Second, maxBatch: 1}},
-		{name: "zero batch size", args: []string{"-max-batch", "0"}, wantErr: true},
-		{name: "zero depth", args: []string{"-max-depth", "0"}, wantErr: true},
-		{name: "bad response cap", env: map[string]string{"MAX_RESPONSE_BYTES": "4MiB"}, wantErr: true},
-		{name: "bad timeout", args: []string{"-upstream-timeout", "soon"}, wantErr: true},
-		{name: "negative budget", env: map[string]string{"MAX_UPSTREAM_CALLS": "-1"}, wantErr: true},
-		{name: "bad cache TTL", args: []string{"-cache-ttl", "forever"}, wantErr: true},
-		{name: "CORS origins", args: []string{"-cors-origins", " https://app.example.com, http://localhost:3000 "},
-			want: config{addr: ":8080", upstreamTimeout: 10 * time.Second, maxUpstreamCalls: 100, operationTimeout: 15 * time.Second,
-				corsOrigins: []string{"https://app.example.com", "http://localhost:3000"}}},
-		{name: "CORS for any origin from the environment", env: map[string]string{"CORS_ORIGINS": "*"},
-			want: config{addr: ":8080", upstreamTimeout: 10 * time.Second, maxUpstreamCalls: 100, operationTimeout: 15 * time.Second,
-				corsOrigins: []string{"*"}}},
-		{name: "CORS origin with a path", args: []string{"-cors-origins", "https://app.example.com/"}, wantErr: true},
-		{name: "CORS origin without a scheme", args: []string{"-cors-origins", "app.example.com"}, wantErr: true},
-		{name: "CORS origin with a wildcard", env: map[string]string{"CORS_ORIGINS": "https://*.example.com"}, wantErr: true},
-		{name: "production switches", args: []string{"-playground=false", "-introspection=false"},
-			want: config{addr: ":8080", upstreamTimeout: 10 * time.Second, maxUpstreamCalls: 100, operationTimeout: 15 * time.Second,
-				disablePlayground: true, disableIntrospection: true}},
-		{name: "production switches from the environment", env: map[string]string{"PLAYGROUND": "false", "INTROSPECTION": "0"},
-			want: config{addr: ":8080", upstreamTimeout: 10 * time.Second, maxUpstreamCalls: 100, operationTimeout: 15 * time.Second,
-				disablePlayground: true, disableIntrospection: true}},
-		{name: "a switch flag wins over the environment", args: []string{"-playground"}, env: map[string]string{"PLAYGROUND": "false"},
-			want: config{addr: ":8080", upstreamTimeout: 10 * time.Second, maxUpstreamCalls: 100, operationTimeout: 15 * time.Second}},
-		{name: "bad switch", env: map[string]string{"INTROSPECTION": "maybe"}, wantErr: true},
-		{name: "metrics listener", env: map[string]string{"METRICS_ADDR": ":9090"},
-			want: config{addr: ":8080", upstreamTimeout: 10 * time.Second, maxUpstreamCalls: 100, operationTimeout: 15 * time.Second, metricsAddr: ":9090"}},
-		{name: "metrics listener from a flag", args: []string{"-metrics-addr", "127.0.0.1:9091"}, env: map[string]string{"METRICS_ADDR": ":9090"},
-			want: config{addr: ":8080", upstreamTimeout: 10 * time.Second, maxUpstreamCalls: 100, operationTimeout: 15 * time.Second, metricsAddr: "127.0.0.1:9091"}},
-		{name: "zero operation timeout", args: []string{"-operation-timeout", "0"}, wantErr: true},
-		{name: "bad operation timeout", env: map[string]string{"OPERATION_TIMEOUT": "soon"}, wantErr: true},
-		{name: "the API root as upstream", args: []string{"-upstream", "https://sure.example.com/api/v1/"},
-			want: config{addr: ":8080", upstream: "https://sure.example.com", upstreamTimeout: 10 * time.Second, maxUpstreamCalls: 100, operationTimeout: 15 * time.Second}},
-		{name: "an upstream under a path", env: map[string]string{"UPSTREAM_URL": "http://10.0.0.7:3000/sure/api/v1"},
-			want: config{addr: ":8080", upstream: "http://10.0.0.7:3000/sure", upstreamTimeout: 10 * time.Second, maxUpstreamCalls: 100, operationTimeout: 15 * time.Second}},
-		{name: "an upstream without a scheme", env: map[string]string{"UPSTREAM_URL": "sure.example.com"}, wantErr: true},
-		{name: "an upstream of another scheme", args: []string{"-upstream", "ftp://sure.example.com"}, wantErr: true},
-		{name: "an upstream with a password", args: []string{"-upstream", "https://me:secret@sure.example.com"}, wantErr: true},
-		{name: "an unparsable upstream", args: []string{"-upstream", "http://sure.example.com:port"}, wantErr: true},
-		{name: "an endpoint as upstream", args: []string{"-upstream", "https://sure.example.com/api/v1/categories"}, wantErr: true},
-		{name: "JSON logs from the environment", env: map[string]string{"LOG_FORMAT": "json", "LOG_LEVEL": "debug"},
-			want: config{addr: ":8080", upstreamTimeout: 10 * time.Second, maxUpstreamCalls: 100, operationTimeout: 15 * time.Second,
-				logFormat: "json", logLevel: slog.LevelDebug}},
-		{name: "log flags win over the environment", args: []string{"-log-format", "TEXT", "-log-level", "warn"}, env: map[string]string{"LOG_FORMAT": "json", "LOG_LEVEL": "debug"},
-			want: config{addr: ":8080", upstreamTimeout: 10 * time.Second, maxUpstreamCalls: 100, operationTimeout: 15 * time.Second,
-				logFormat: "text", logLevel: slog.LevelWarn}},
-		{name: "bad log format", env: map[string]string{"LOG_FORMAT": "logfmt"}, wantErr: true},
-		{name: "bad log level", args: []string{"-log-level", "verbose"}, wantErr: true},
-		{name: "version", args: []string{"-version"}, want: config{showVersion: true}},
-		{name: "redis from the environment", env: map[string]string{"REDIS_URL": "rediss://app:pw@redis.internal:6380/2", "REDIS_SECRET": "0123456789abcdef"},
-			want: config{addr: ":8080", upstreamTimeout: 10 * time.Second, maxUpstreamCalls: 100, operationTimeout: 15 * time.Second,
-				redisURL: "rediss://app:pw@redis.internal:6380/2", redisSecret: "0123456789abcdef"}},
-		{name: "redis without a secret", args: []string{"-redis-url", "redis://127.0.0.1:6379"}, wantErr: true},
-		{name: "redis with a short secret", args: []string{"-redis-url", "redis://127.0.0.1:6379", "-redis-secret", "short"}, wantErr: true},
-		{name: "redis of another scheme", args: []string{"-redis-url", "http://127.0.0.1:6379", "-redis-secret", "0123456789abcdef"}, wantErr: true},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := parseConfig(tc.args, env(tc.env))
-			// A row that leaves the limits out expects their defaults.
-			if tc.want.maxDepth == 0 {
-				tc.want.maxDepth = 12
-			}
-			if tc.want.maxResponseBytes == 0 {
-				tc.want.maxResponseBytes = 4 << 20
-			}
-			if tc.want.maxBatch == 0 {
-				tc.want.maxBatch = 10
-			}
-			if tc.want.logFormat == "" {
-				tc.want.logFormat = "text"
-			}
-			if tc.want.showVersion {
-				// Nothing else is read: the server only prints its version.
-				tc.want = config{showVersion: true}
-				got = config{showVersion: got.showVersion}
-			}
-			if (err != nil) != tc.wantErr {
-				t.Fatalf("error = %v, want error: %t", err, tc.wantErr)
-			}
-			if err == nil && !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("config = %+v, want %+v", got, tc.want)
-			}
-		})
-	}
-}
-
-// A wrong upstream URL is refused at start in one line that names the
-// flag and its variable, in words rather than a Go parse error, and
-// without the password the URL may carry.
-func TestParseConfig_UpstreamErrors(t *testing.T) {
-	for _, raw := range []string{
-		"sure.example.com", "ftp://sure.example.com", "http://", "http://sure.example.com:port/",
-		"https://admin:secret@sure.example.com", "https://sure.example.com/api/v1/chats", "https://sure.example.com/?key=secret",
-	} {
-		_, err := parseConfig([]string{"-upstream", raw}, func(string) string { return "" })
-		if err == nil {
-			t.Errorf("-upstream %q: accepted", raw)
-			continue
-		}
-		msg := err.Error()
-		if !strings.HasPrefix(msg, "-upstream / UPSTREAM_URL ") || strings.Contains(msg, "\n") ||
-			strings.Contains(msg, "secret") || strings.Contains(msg, "invalid port") || strings.Contains(msg, "parse ") {
-			t.Errorf("-upstream %q: error %q, want one line naming -upstream / UPSTREAM_URL, no password, no Go parse error", raw, msg)
-		}
-	}
-}
 
 // startRun runs the server with args and getenv until the test ends
 // (when run must return nil), and returns the URLs it logged up to its

@@ -162,18 +162,7 @@ type mode struct {
 
 func run(w io.Writer, cfg config) error {
 	ctx := context.Background()
-	fake := restclienttest.New()
-	// Each worker owns two keys, used in turn: 64 keys at -c 32.
-	manyKeys := make([]string, 2*cfg.c)
-	for i := range manyKeys {
-		manyKeys[i] = fmt.Sprintf("loadbench-key-%d", i)
-		fake.AddKey(manyKeys[i], restclienttest.DemoKey)
-	}
-	// The runs send far more than an hour's budget of a real key.
-	for _, k := range append([]string{restclienttest.DemoKey}, manyKeys...) {
-		fake.SetRateLimit(k, 1<<30)
-	}
-
+	fake, manyKeys := newFake(cfg.c)
 	upURL, stopUp, err := restclienttest.ServeLoopback(ctx, fake)
 	if err != nil {
 		return err
@@ -205,38 +194,14 @@ func run(w io.Writer, cfg config) error {
 		{name: "sequential", latency: cfg.seqLatency, c: 1, n: cfg.seqN,
 			keyOf: func(int, int) string { return restclienttest.DemoKey }},
 	}
-
 	// A burst first, not reported: it opens the connections of both pools
 	// and grows the heaps, which would otherwise be charged to W1.
-	fake.SetDelay(cfg.latency)
-	for _, t := range targets {
-		for _, m := range modes[:2] {
-			if _, err := run1(fake, hc, t, wls[0], m.c, 10*m.c, cfg.timeout, m.keyOf); err != nil {
-				return err
-			}
-		}
+	if err := warmUp(fake, hc, targets, wls[0], modes[:2], cfg.timeout); err != nil {
+		return err
 	}
-	// results[workload][mode][target]. The targets take turns within each
-	// mode of each workload, so that both see the same machine state.
-	results := make([][][]result, len(wls))
-	errs := 0
-	var firstErr error
-	for wi, wl := range wls {
-		results[wi] = make([][]result, len(modes))
-		for mi, m := range modes {
-			fake.SetDelay(m.latency)
-			for _, t := range targets {
-				r, err := run1(fake, hc, t, wl, m.c, m.n, cfg.timeout, m.keyOf)
-				if err != nil {
-					return err
-				}
-				results[wi][mi] = append(results[wi][mi], r)
-				errs += r.errs
-				if firstErr == nil {
-					firstErr = r.firstErr
-				}
-			}
-		}
+	results, err := measureAll(fake, hc, targets, wls, modes, cfg.timeout)
+	if err != nil {
+		return err
 	}
 
 	fmt.Fprintf(w, "c=%d, n=%d per workload and mode, upstream latency %s; sequential: 1 client, %d requests, latency %s\n",
@@ -248,6 +213,76 @@ func run(w io.Writer, cfg config) error {
 	} else {
 		fmt.Fprintf(w, "Tailcall: %s, %s\n", tcVersion, cfg.tailcallConfig)
 		printSideBySide(w, wls, modes, results, cols)
+	}
+	return failures(results)
+}
+
+// newFake returns the fake Sure upstream with the demo key and, for c
+// workers, two keys each, used in turn (64 keys at -c 32), none of them
+// rate-limited: the runs send far more than an hour's budget of a real key.
+func newFake(c int) (fake *restclienttest.Server, manyKeys []string) {
+	fake = restclienttest.New()
+	manyKeys = make([]string, 2*c)
+	for i := range manyKeys {
+		manyKeys[i] = fmt.Sprintf("loadbench-key-%d", i)
+		fake.AddKey(manyKeys[i], restclienttest.DemoKey)
+	}
+	for _, k := range append([]string{restclienttest.DemoKey}, manyKeys...) {
+		fake.SetRateLimit(k, 1<<30)
+	}
+	return fake, manyKeys
+}
+
+// warmUp runs a short burst of wl on every target in each of modes, at
+// the fake's latency of the first, and reports nothing but a failure to
+// run.
+func warmUp(fake *restclienttest.Server, hc *http.Client, targets []target, wl workload, modes []mode, timeout time.Duration) error {
+	fake.SetDelay(modes[0].latency)
+	for _, t := range targets {
+		for _, m := range modes {
+			if _, err := run1(fake, hc, t, wl, m.c, 10*m.c, timeout, m.keyOf); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// measureAll runs every workload in every mode on every target, and
+// returns results[workload][mode][target]. The targets take turns within
+// each mode of each workload, so that all see the same machine state.
+func measureAll(fake *restclienttest.Server, hc *http.Client, targets []target, wls []workload, modes []mode, timeout time.Duration) ([][][]result, error) {
+	results := make([][][]result, len(wls))
+	for wi, wl := range wls {
+		results[wi] = make([][]result, len(modes))
+		for mi, m := range modes {
+			fake.SetDelay(m.latency)
+			for _, t := range targets {
+				r, err := run1(fake, hc, t, wl, m.c, m.n, timeout, m.keyOf)
+				if err != nil {
+					return nil, err
+				}
+				results[wi][mi] = append(results[wi][mi], r)
+			}
+		}
+	}
+	return results, nil
+}
+
+// failures reports the answers of results that failed, with the first
+// failure in the order of the runs; nil when none did.
+func failures(results [][][]result) error {
+	errs := 0
+	var firstErr error
+	for _, byMode := range results {
+		for _, byTarget := range byMode {
+			for _, r := range byTarget {
+				errs += r.errs
+				if firstErr == nil {
+					firstErr = r.firstErr
+				}
+			}
+		}
 	}
 	if errs > 0 {
 		return fmt.Errorf("%d answers failed; first: %w", errs, firstErr)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -104,5 +105,21 @@ func TestRun_Tailcall(t *testing.T) {
 	// Tailcall cannot batch the demo tree's subcategories: 1 + 22 calls.
 	if !strings.Contains(out.String(), "| W2 roots with subcategories | 1.00 / 23.00 |") {
 		t.Errorf("no W2 row with 1 and 23 calls:\n%s", out.String())
+	}
+}
+
+// failures counts every failed answer of every run, and names the first
+// failure in the order the runs were made.
+func TestFailures(t *testing.T) {
+	if err := failures([][][]result{{{{done: 3}}}}); err != nil {
+		t.Errorf("no failed answer: %v", err)
+	}
+	first, second := errors.New("first"), errors.New("second")
+	err := failures([][][]result{
+		{{{done: 3}, {errs: 2, firstErr: first}}},
+		{{{errs: 1, firstErr: second}}, {{done: 1}}},
+	})
+	if err == nil || !errors.Is(err, first) || !strings.HasPrefix(err.Error(), "3 answers failed") {
+		t.Errorf("failures = %v, want 3 answers failed, the first %v", err, first)
 	}
 }

@@ -1,0 +1,245 @@
+package config
+
+import (
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/suregql/suregql/internal/facade"
+	"github.com/suregql/suregql/internal/state/redisstate"
+	"github.com/suregql/suregql/restclient"
+)
+
+// flags is the table of the server's flags: README.md's configuration
+// table lists the same rows, in this order, with these defaults.
+var flags = []Flag{
+	{
+		Name: "version", Default: "false",
+		Usage:  "print the version of this build and exit",
+		toggle: func(c *Config, on bool) { c.ShowVersion = on },
+	},
+	{
+		Name: "upstream", Env: "UPSTREAM_URL",
+		Usage: "base URL of the Sure server, e.g. https://sure.example.com (env UPSTREAM_URL); empty serves the built-in demo upstream",
+		parse: parseUpstream,
+	},
+	{
+		Name: "addr", Env: "ADDR", Default: ":8080",
+		Usage: "listen address (env ADDR)",
+		parse: text(func(c *Config) *string { return &c.Addr }),
+	},
+	{
+		Name: "log-format", Env: "LOG_FORMAT", Default: "text",
+		Usage: "log format: text or json, one line per record (env LOG_FORMAT)",
+		parse: parseLogFormat,
+	},
+	{
+		Name: "log-level", Env: "LOG_LEVEL", Default: "info",
+		Usage: "least level logged: debug, info, warn or error (env LOG_LEVEL)",
+		parse: parseLogLevel,
+	},
+	{
+		Name: "upstream-timeout", Env: "UPSTREAM_TIMEOUT", Default: "10s",
+		Usage: "timeout of one upstream request (env UPSTREAM_TIMEOUT)",
+		parse: duration("upstream timeout", true, func(c *Config) *time.Duration { return &c.UpstreamTimeout }),
+	},
+	{
+		Name: "max-upstream-calls", Env: "MAX_UPSTREAM_CALLS", Default: strconv.Itoa(facade.DefaultMaxUpstreamCalls),
+		Usage: "upstream calls allowed per GraphQL operation, 0 for no cap (env MAX_UPSTREAM_CALLS)",
+		parse: integer("max upstream calls", 0, func(c *Config) *int { return &c.MaxUpstreamCalls }),
+	},
+	{
+		Name: "cache-ttl", Env: "CACHE_TTL", Default: "0",
+		Usage: "keep GET answers per API key this long, e.g. 30s; 0 turns the cache off (env CACHE_TTL)",
+		parse: duration("cache TTL", false, func(c *Config) *time.Duration { return &c.CacheTTL }),
+	},
+	{
+		Name: "cors-origins", Env: "CORS_ORIGINS",
+		Usage: "comma-separated origins whose pages may call /graphql from a browser, e.g. https://app.example.com, or * for any; empty turns CORS off (env CORS_ORIGINS)",
+		parse: parseOrigins,
+	},
+	{
+		Name: "playground", Env: "PLAYGROUND", Default: "true",
+		Usage:  "serve the GraphiQL playground at / (env PLAYGROUND); -playground=false for production",
+		toggle: func(c *Config, on bool) { c.DisablePlayground = !on },
+	},
+	{
+		Name: "introspection", Env: "INTROSPECTION", Default: "true",
+		Usage:  "answer __schema and __type (env INTROSPECTION); the playground needs it; -introspection=false hides the schema",
+		toggle: func(c *Config, on bool) { c.DisableIntrospection = !on },
+	},
+	{
+		Name: "operation-timeout", Env: "OPERATION_TIMEOUT", Default: facade.DefaultOperationTimeout.String(),
+		Usage: "deadline of one GraphQL request: fields not answered by then fail with UPSTREAM_UNAVAILABLE (env OPERATION_TIMEOUT)",
+		parse: duration("operation timeout", true, func(c *Config) *time.Duration { return &c.OperationTimeout }),
+	},
+	{
+		Name: "max-depth", Env: "MAX_DEPTH", Default: strconv.Itoa(facade.DefaultMaxDepth),
+		Usage: "deepest nesting of fields allowed in an operation (env MAX_DEPTH)",
+		parse: integer("max depth", 1, func(c *Config) *int { return &c.MaxDepth }),
+	},
+	{
+		Name: "max-response-bytes", Env: "MAX_RESPONSE_BYTES", Default: strconv.Itoa(facade.DefaultMaxResponseBytes),
+		Usage: "largest data of one answer, in bytes; larger answers are refused with RESPONSE_TOO_LARGE (env MAX_RESPONSE_BYTES)",
+		parse: integer("max response bytes", 1, func(c *Config) *int { return &c.MaxResponseBytes }),
+	},
+	{
+		Name: "max-batch", Env: "MAX_BATCH", Default: strconv.Itoa(facade.DefaultMaxBatch),
+		Usage: "most operations of one batched POST (a JSON array of requests); 1 turns batching off (env MAX_BATCH)",
+		parse: integer("max batch", 1, func(c *Config) *int { return &c.MaxBatch }),
+	},
+	{
+		Name: "metrics-addr", Env: "METRICS_ADDR",
+		Usage: "serve GET /metrics on this address instead of the main listener, e.g. :9090 (env METRICS_ADDR)",
+		parse: text(func(c *Config) *string { return &c.MetricsAddr }),
+	},
+	{
+		Name: "redis-url", Env: "REDIS_URL",
+		Usage: "Redis shared by the replicas, redis://[user:password@]host:6379[/db] or rediss://… (env REDIS_URL); empty keeps the cache, rate limits and persisted queries in this process",
+		parse: parseRedisURL,
+	},
+	{
+		Name: "redis-secret", Env: "REDIS_SECRET",
+		Usage: "secret that names and seals what is stored in Redis, the same on every replica, at least 16 bytes; required with -redis-url (env REDIS_SECRET)",
+		parse: text(func(c *Config) *string { return &c.RedisSecret }),
+	},
+}
+
+// text stores a value as it is.
+func text(field func(*Config) *string) func(*Config, string) error {
+	return func(c *Config, s string) error {
+		*field(c) = s
+		return nil
+	}
+}
+
+// duration reads a duration of at least 0, or above 0 when positive; what
+// names it in the error.
+func duration(what string, positive bool, field func(*Config) *time.Duration) func(*Config, string) error {
+	return func(c *Config, s string) error {
+		d, err := time.ParseDuration(s)
+		switch {
+		case positive && (err != nil || d <= 0):
+			return fmt.Errorf("%s %q is not a positive duration", what, s)
+		case err != nil || d < 0:
+			return fmt.Errorf("%s %q is not a duration", what, s)
+		}
+		*field(c) = d
+		return nil
+	}
+}
+
+// integer reads an integer of at least least (0 or 1); what names it in
+// the error.
+func integer(what string, least int, field func(*Config) *int) func(*Config, string) error {
+	kind := "a positive integer"
+	if least == 0 {
+		kind = "a non-negative integer"
+	}
+	return func(c *Config, s string) error {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < least {
+			return fmt.Errorf("%s %q is not %s", what, s, kind)
+		}
+		*field(c) = n
+		return nil
+	}
+}
+
+// parseUpstream reads the upstream's base URL, canonical: the error echoes
+// it without its password, query and fragment (which may hold secrets),
+// and a value that does not even parse not at all.
+func parseUpstream(c *Config, s string) error {
+	if s == "" {
+		return nil
+	}
+	u, err := restclient.ParseBaseURL(s)
+	if err != nil {
+		shown := ""
+		if raw, perr := url.Parse(strings.TrimSpace(s)); perr == nil {
+			raw.RawQuery, raw.ForceQuery, raw.Fragment, raw.RawFragment = "", false, "", ""
+			shown = fmt.Sprintf(" %q", raw.Redacted())
+		}
+		return fmt.Errorf("-upstream / UPSTREAM_URL%s %w", shown, err)
+	}
+	c.Upstream = u.String()
+	return nil
+}
+
+// parseLogFormat reads a log format, text or json, in any case.
+func parseLogFormat(c *Config, s string) error {
+	switch s = strings.ToLower(s); s {
+	case "text", "json":
+		c.LogFormat = s
+		return nil
+	}
+	return fmt.Errorf("-log-format / LOG_FORMAT %q is neither text nor json", s)
+}
+
+// parseLogLevel reads a log level: debug, info, warn or error.
+func parseLogLevel(c *Config, s string) error {
+	switch strings.ToLower(s) {
+	case "debug":
+		c.LogLevel = slog.LevelDebug
+	case "info":
+		c.LogLevel = slog.LevelInfo
+	case "warn":
+		c.LogLevel = slog.LevelWarn
+	case "error":
+		c.LogLevel = slog.LevelError
+	default:
+		return fmt.Errorf("-log-level / LOG_LEVEL %q is none of debug, info, warn and error", s)
+	}
+	return nil
+}
+
+// parseOrigins splits a comma-separated list of CORS origins and checks
+// each is one a browser could send: a scheme and a host, without the path
+// or trailing slash that would make it match nothing, and without wildcards
+// (the library would read "https://*.example.com" as a pattern).
+func parseOrigins(c *Config, list string) error {
+	var origins []string
+	for o := range strings.SplitSeq(list, ",") {
+		o = strings.TrimSpace(o)
+		if o == "" {
+			continue
+		}
+		if o != "*" && !isOrigin(o) {
+			return fmt.Errorf("CORS origin %q is neither an origin such as https://app.example.com nor *", o)
+		}
+		origins = append(origins, o)
+	}
+	c.CORSOrigins = origins
+	return nil
+}
+
+// isOrigin says whether o is an http or https origin, without wildcards.
+func isOrigin(o string) bool {
+	u, err := url.Parse(o)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.User == nil &&
+		u.Path == "" && u.RawQuery == "" && !u.ForceQuery && u.Fragment == "" && !strings.Contains(o, "*")
+}
+
+// parseRedisURL reads a Redis URL, one redisstate.Open accepts; it is never
+// echoed, since it may hold a password.
+func parseRedisURL(c *Config, s string) error {
+	if s != "" {
+		if err := redisstate.CheckURL(s); err != nil {
+			return fmt.Errorf("-redis-url / REDIS_URL: %w", err)
+		}
+	}
+	c.RedisURL = s
+	return nil
+}
+
+// checkRedis checks what no one flag tells: with a Redis URL, a secret long
+// enough.
+func checkRedis(c Config) error {
+	if c.RedisURL != "" && len(c.RedisSecret) < redisstate.MinSecretBytes {
+		return fmt.Errorf("-redis-secret / REDIS_SECRET must be set with -redis-url, at least %d bytes, the same on every replica", redisstate.MinSecretBytes)
+	}
+	return nil
+}
