@@ -1,9 +1,8 @@
 //go:build tools
 
-// Package tools pins gqlgen's command, so that its version in go.mod is
-// the one graph/gen (run by `go generate`) drives through gqlgen's API,
-// and so that `go run github.com/99designs/gqlgen` still works for anyone
-// who wants gqlgen's own CLI (to scaffold a new resolver file, say).
+// Package tools pins gqlgen's command, so that `go generate ./...` (which
+// runs `go run github.com/99designs/gqlgen generate`, see generate.go) uses
+// the gqlgen version of go.mod.
 package tools
 
 import _ "github.com/99designs/gqlgen"

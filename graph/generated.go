@@ -2846,16 +2846,46 @@ func (ec *executionContext) field___Type_fields_args(ctx context.Context, rawArg
 // region    **************************** field.gotpl *****************************
 
 func (ec *executionContext) _Category_id(ctx context.Context, field graphql.CollectedField, obj *model.Category) (ret graphql.Marshaler) {
-	// A plain field (graph/gen): marshalled without a field context or field middleware.
-	return ec.marshalNID2string(ctx, field.Selections, obj.ID)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Category_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_Category_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Category", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Category_name(ctx context.Context, field graphql.CollectedField, obj *model.Category) (ret graphql.Marshaler) {
-	// A plain field (graph/gen): marshalled without a field context or field middleware.
-	return ec.marshalNString2string(ctx, field.Selections, obj.Name)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Category_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_Category_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Category", field, false, false, errors.New("field of type String does not have child fields"))
@@ -2885,16 +2915,46 @@ func (ec *executionContext) fieldContext_Category_classification(_ context.Conte
 }
 
 func (ec *executionContext) _Category_color(ctx context.Context, field graphql.CollectedField, obj *model.Category) (ret graphql.Marshaler) {
-	// A plain field (graph/gen): marshalled without a field context or field middleware.
-	return ec.marshalNString2string(ctx, field.Selections, obj.Color)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Category_color(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Color, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_Category_color(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Category", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Category_icon(ctx context.Context, field graphql.CollectedField, obj *model.Category) (ret graphql.Marshaler) {
-	// A plain field (graph/gen): marshalled without a field context or field middleware.
-	return ec.marshalNString2string(ctx, field.Selections, obj.Icon)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Category_icon(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Icon, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_Category_icon(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Category", field, false, false, errors.New("field of type String does not have child fields"))
@@ -2977,8 +3037,23 @@ func (ec *executionContext) fieldContext_Category_subcategories(ctx context.Cont
 }
 
 func (ec *executionContext) _Category_subcategoriesCount(ctx context.Context, field graphql.CollectedField, obj *model.Category) (ret graphql.Marshaler) {
-	// A plain field (graph/gen): marshalled without a field context or field middleware.
-	return ec.marshalNInt2int(ctx, field.Selections, obj.SubcategoriesCount)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Category_subcategoriesCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SubcategoriesCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_Category_subcategoriesCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Category", field, false, false, errors.New("field of type Int does not have child fields"))
@@ -3127,16 +3202,46 @@ func (ec *executionContext) fieldContext_CategoryConnection_pageInfo(_ context.C
 }
 
 func (ec *executionContext) _CategoryConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.CategoryConnection) (ret graphql.Marshaler) {
-	// A plain field (graph/gen): marshalled without a field context or field middleware.
-	return ec.marshalNInt2int(ctx, field.Selections, obj.TotalCount)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CategoryConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_CategoryConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CategoryConnection", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _CategoryEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.CategoryEdge) (ret graphql.Marshaler) {
-	// A plain field (graph/gen): marshalled without a field context or field middleware.
-	return ec.marshalNString2string(ctx, field.Selections, obj.Cursor)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CategoryEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_CategoryEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CategoryEdge", field, false, false, errors.New("field of type String does not have child fields"))
@@ -3175,16 +3280,46 @@ func (ec *executionContext) fieldContext_CategoryEdge_node(_ context.Context, fi
 }
 
 func (ec *executionContext) _Chat_id(ctx context.Context, field graphql.CollectedField, obj *model.Chat) (ret graphql.Marshaler) {
-	// A plain field (graph/gen): marshalled without a field context or field middleware.
-	return ec.marshalNID2string(ctx, field.Selections, obj.ID)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Chat_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_Chat_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Chat", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Chat_title(ctx context.Context, field graphql.CollectedField, obj *model.Chat) (ret graphql.Marshaler) {
-	// A plain field (graph/gen): marshalled without a field context or field middleware.
-	return ec.marshalNString2string(ctx, field.Selections, obj.Title)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Chat_title(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Title, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_Chat_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Chat", field, false, false, errors.New("field of type String does not have child fields"))
@@ -3260,8 +3395,23 @@ func (ec *executionContext) fieldContext_Chat_updatedAt(_ context.Context, field
 }
 
 func (ec *executionContext) _Chat_messageCount(ctx context.Context, field graphql.CollectedField, obj *model.Chat) (ret graphql.Marshaler) {
-	// A plain field (graph/gen): marshalled without a field context or field middleware.
-	return ec.marshalNInt2int(ctx, field.Selections, obj.MessageCount)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Chat_messageCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MessageCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_Chat_messageCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Chat", field, false, false, errors.New("field of type Int does not have child fields"))
@@ -3431,16 +3581,46 @@ func (ec *executionContext) fieldContext_ChatConnection_pageInfo(_ context.Conte
 }
 
 func (ec *executionContext) _ChatConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.ChatConnection) (ret graphql.Marshaler) {
-	// A plain field (graph/gen): marshalled without a field context or field middleware.
-	return ec.marshalNInt2int(ctx, field.Selections, obj.TotalCount)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChatConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_ChatConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ChatConnection", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _ChatEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.ChatEdge) (ret graphql.Marshaler) {
-	// A plain field (graph/gen): marshalled without a field context or field middleware.
-	return ec.marshalNString2string(ctx, field.Selections, obj.Cursor)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChatEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_ChatEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ChatEdge", field, false, false, errors.New("field of type String does not have child fields"))
@@ -3566,8 +3746,23 @@ func (ec *executionContext) fieldContext_CreateCategoryPayload_clientMutationId(
 }
 
 func (ec *executionContext) _CreateCategoryPayload_confirmedByRead(ctx context.Context, field graphql.CollectedField, obj *model.CreateCategoryPayload) (ret graphql.Marshaler) {
-	// A plain field (graph/gen): marshalled without a field context or field middleware.
-	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.ConfirmedByRead)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreateCategoryPayload_confirmedByRead(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConfirmedByRead, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_CreateCategoryPayload_confirmedByRead(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CreateCategoryPayload", field, false, false, errors.New("field of type Boolean does not have child fields"))
@@ -3661,8 +3856,23 @@ func (ec *executionContext) fieldContext_CreateChatPayload_clientMutationId(_ co
 }
 
 func (ec *executionContext) _CreateChatPayload_confirmedByRead(ctx context.Context, field graphql.CollectedField, obj *model.CreateChatPayload) (ret graphql.Marshaler) {
-	// A plain field (graph/gen): marshalled without a field context or field middleware.
-	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.ConfirmedByRead)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreateChatPayload_confirmedByRead(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConfirmedByRead, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_CreateChatPayload_confirmedByRead(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CreateChatPayload", field, false, false, errors.New("field of type Boolean does not have child fields"))
@@ -3747,32 +3957,92 @@ func (ec *executionContext) fieldContext_DeleteChatPayload_clientMutationId(_ co
 }
 
 func (ec *executionContext) _DeleteChatPayload_confirmedByRead(ctx context.Context, field graphql.CollectedField, obj *model.DeleteChatPayload) (ret graphql.Marshaler) {
-	// A plain field (graph/gen): marshalled without a field context or field middleware.
-	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.ConfirmedByRead)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeleteChatPayload_confirmedByRead(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConfirmedByRead, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_DeleteChatPayload_confirmedByRead(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DeleteChatPayload", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _Import_id(ctx context.Context, field graphql.CollectedField, obj *model.Import) (ret graphql.Marshaler) {
-	// A plain field (graph/gen): marshalled without a field context or field middleware.
-	return ec.marshalNID2string(ctx, field.Selections, obj.ID)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Import_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_Import_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Import", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Import_type(ctx context.Context, field graphql.CollectedField, obj *model.Import) (ret graphql.Marshaler) {
-	// A plain field (graph/gen): marshalled without a field context or field middleware.
-	return ec.marshalNString2string(ctx, field.Selections, obj.Type)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Import_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_Import_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Import", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Import_status(ctx context.Context, field graphql.CollectedField, obj *model.Import) (ret graphql.Marshaler) {
-	// A plain field (graph/gen): marshalled without a field context or field middleware.
-	return ec.marshalNString2string(ctx, field.Selections, obj.Status)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Import_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_Import_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Import", field, false, false, errors.New("field of type String does not have child fields"))
@@ -4293,16 +4563,46 @@ func (ec *executionContext) fieldContext_ImportConnection_pageInfo(_ context.Con
 }
 
 func (ec *executionContext) _ImportConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.ImportConnection) (ret graphql.Marshaler) {
-	// A plain field (graph/gen): marshalled without a field context or field middleware.
-	return ec.marshalNInt2int(ctx, field.Selections, obj.TotalCount)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImportConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_ImportConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ImportConnection", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _ImportEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.ImportEdge) (ret graphql.Marshaler) {
-	// A plain field (graph/gen): marshalled without a field context or field middleware.
-	return ec.marshalNString2string(ctx, field.Selections, obj.Cursor)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImportEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_ImportEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ImportEdge", field, false, false, errors.New("field of type String does not have child fields"))
@@ -4341,8 +4641,23 @@ func (ec *executionContext) fieldContext_ImportEdge_node(_ context.Context, fiel
 }
 
 func (ec *executionContext) _ImportStats_rowsCount(ctx context.Context, field graphql.CollectedField, obj *model.ImportStats) (ret graphql.Marshaler) {
-	// A plain field (graph/gen): marshalled without a field context or field middleware.
-	return ec.marshalNInt2int(ctx, field.Selections, obj.RowsCount)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ImportStats_rowsCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RowsCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_ImportStats_rowsCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ImportStats", field, false, false, errors.New("field of type Int does not have child fields"))
@@ -4579,32 +4894,92 @@ func (ec *executionContext) fieldContext_ImportStatusDetail_revertable(_ context
 }
 
 func (ec *executionContext) _Message_id(ctx context.Context, field graphql.CollectedField, obj *model.Message) (ret graphql.Marshaler) {
-	// A plain field (graph/gen): marshalled without a field context or field middleware.
-	return ec.marshalNID2string(ctx, field.Selections, obj.ID)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Message_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_Message_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Message", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Message_type(ctx context.Context, field graphql.CollectedField, obj *model.Message) (ret graphql.Marshaler) {
-	// A plain field (graph/gen): marshalled without a field context or field middleware.
-	return ec.marshalNString2string(ctx, field.Selections, obj.Type)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Message_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_Message_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Message", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Message_role(ctx context.Context, field graphql.CollectedField, obj *model.Message) (ret graphql.Marshaler) {
-	// A plain field (graph/gen): marshalled without a field context or field middleware.
-	return ec.marshalNString2string(ctx, field.Selections, obj.Role)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Message_role(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Role, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_Message_role(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Message", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Message_content(ctx context.Context, field graphql.CollectedField, obj *model.Message) (ret graphql.Marshaler) {
-	// A plain field (graph/gen): marshalled without a field context or field middleware.
-	return ec.marshalNString2string(ctx, field.Selections, obj.Content)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Message_content(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Content, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_Message_content(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Message", field, false, false, errors.New("field of type String does not have child fields"))
@@ -4831,16 +5206,46 @@ func (ec *executionContext) fieldContext_MessageConnection_pageInfo(_ context.Co
 }
 
 func (ec *executionContext) _MessageConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.MessageConnection) (ret graphql.Marshaler) {
-	// A plain field (graph/gen): marshalled without a field context or field middleware.
-	return ec.marshalNInt2int(ctx, field.Selections, obj.TotalCount)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MessageConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_MessageConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("MessageConnection", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _MessageEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.MessageEdge) (ret graphql.Marshaler) {
-	// A plain field (graph/gen): marshalled without a field context or field middleware.
-	return ec.marshalNString2string(ctx, field.Selections, obj.Cursor)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MessageEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_MessageEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("MessageEdge", field, false, false, errors.New("field of type String does not have child fields"))
@@ -5099,16 +5504,46 @@ func (ec *executionContext) fieldContext_Mutation_createCategory(ctx context.Con
 }
 
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
-	// A plain field (graph/gen): marshalled without a field context or field middleware.
-	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.HasNextPage)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PageInfo_hasNextPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasNextPage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_PageInfo_hasNextPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _PageInfo_hasPreviousPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
-	// A plain field (graph/gen): marshalled without a field context or field middleware.
-	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.HasPreviousPage)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PageInfo_hasPreviousPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasPreviousPage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_PageInfo_hasPreviousPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Boolean does not have child fields"))
@@ -5621,8 +6056,23 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 }
 
 func (ec *executionContext) _RateLimit_unlimited(ctx context.Context, field graphql.CollectedField, obj *model.RateLimit) (ret graphql.Marshaler) {
-	// A plain field (graph/gen): marshalled without a field context or field middleware.
-	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.Unlimited)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RateLimit_unlimited(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Unlimited, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_RateLimit_unlimited(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("RateLimit", field, false, false, errors.New("field of type Boolean does not have child fields"))
@@ -5808,24 +6258,69 @@ func (ec *executionContext) fieldContext_SendChatMessagePayload_clientMutationId
 }
 
 func (ec *executionContext) _SendChatMessagePayload_confirmedByRead(ctx context.Context, field graphql.CollectedField, obj *model.SendChatMessagePayload) (ret graphql.Marshaler) {
-	// A plain field (graph/gen): marshalled without a field context or field middleware.
-	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.ConfirmedByRead)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SendChatMessagePayload_confirmedByRead(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConfirmedByRead, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_SendChatMessagePayload_confirmedByRead(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SendChatMessagePayload", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _ToolCall_id(ctx context.Context, field graphql.CollectedField, obj *model.ToolCall) (ret graphql.Marshaler) {
-	// A plain field (graph/gen): marshalled without a field context or field middleware.
-	return ec.marshalNID2string(ctx, field.Selections, obj.ID)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ToolCall_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_ToolCall_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ToolCall", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _ToolCall_functionName(ctx context.Context, field graphql.CollectedField, obj *model.ToolCall) (ret graphql.Marshaler) {
-	// A plain field (graph/gen): marshalled without a field context or field middleware.
-	return ec.marshalNString2string(ctx, field.Selections, obj.FunctionName)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ToolCall_functionName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FunctionName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_ToolCall_functionName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ToolCall", field, false, false, errors.New("field of type String does not have child fields"))
@@ -5988,8 +6483,23 @@ func (ec *executionContext) fieldContext_UpdateChatPayload_clientMutationId(_ co
 }
 
 func (ec *executionContext) _UpdateChatPayload_confirmedByRead(ctx context.Context, field graphql.CollectedField, obj *model.UpdateChatPayload) (ret graphql.Marshaler) {
-	// A plain field (graph/gen): marshalled without a field context or field middleware.
-	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.ConfirmedByRead)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdateChatPayload_confirmedByRead(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConfirmedByRead, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_UpdateChatPayload_confirmedByRead(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UpdateChatPayload", field, false, false, errors.New("field of type Boolean does not have child fields"))
@@ -6019,16 +6529,46 @@ func (ec *executionContext) fieldContext_UserError_field(_ context.Context, fiel
 }
 
 func (ec *executionContext) _UserError_message(ctx context.Context, field graphql.CollectedField, obj *model.UserError) (ret graphql.Marshaler) {
-	// A plain field (graph/gen): marshalled without a field context or field middleware.
-	return ec.marshalNString2string(ctx, field.Selections, obj.Message)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UserError_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_UserError_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserError", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _UserError_code(ctx context.Context, field graphql.CollectedField, obj *model.UserError) (ret graphql.Marshaler) {
-	// A plain field (graph/gen): marshalled without a field context or field middleware.
-	return ec.marshalNString2string(ctx, field.Selections, obj.Code)
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UserError_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
 }
 func (ec *executionContext) fieldContext_UserError_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserError", field, false, false, errors.New("field of type String does not have child fields"))
@@ -7379,9 +7919,6 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 var categoryImplementors = []string{"Category", "Node"}
 
 func (ec *executionContext) _Category(ctx context.Context, sel ast.SelectionSet, obj *model.Category) graphql.Marshaler {
-	if m, ok := ec.plainCategory(ctx, sel, obj); ok {
-		return m // plain fields only (graph/gen)
-	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, categoryImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -7531,9 +8068,6 @@ func (ec *executionContext) _Category(ctx context.Context, sel ast.SelectionSet,
 var categoryConnectionImplementors = []string{"CategoryConnection"}
 
 func (ec *executionContext) _CategoryConnection(ctx context.Context, sel ast.SelectionSet, obj *model.CategoryConnection) graphql.Marshaler {
-	if m, ok := ec.plainCategoryConnection(ctx, sel, obj); ok {
-		return m // plain fields only (graph/gen)
-	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, categoryConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -7587,9 +8121,6 @@ func (ec *executionContext) _CategoryConnection(ctx context.Context, sel ast.Sel
 var categoryEdgeImplementors = []string{"CategoryEdge"}
 
 func (ec *executionContext) _CategoryEdge(ctx context.Context, sel ast.SelectionSet, obj *model.CategoryEdge) graphql.Marshaler {
-	if m, ok := ec.plainCategoryEdge(ctx, sel, obj); ok {
-		return m // plain fields only (graph/gen)
-	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, categoryEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -7633,9 +8164,6 @@ func (ec *executionContext) _CategoryEdge(ctx context.Context, sel ast.Selection
 var chatImplementors = []string{"Chat", "Node"}
 
 func (ec *executionContext) _Chat(ctx context.Context, sel ast.SelectionSet, obj *model.Chat) graphql.Marshaler {
-	if m, ok := ec.plainChat(ctx, sel, obj); ok {
-		return m // plain fields only (graph/gen)
-	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, chatImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -7775,9 +8303,6 @@ func (ec *executionContext) _Chat(ctx context.Context, sel ast.SelectionSet, obj
 var chatConnectionImplementors = []string{"ChatConnection"}
 
 func (ec *executionContext) _ChatConnection(ctx context.Context, sel ast.SelectionSet, obj *model.ChatConnection) graphql.Marshaler {
-	if m, ok := ec.plainChatConnection(ctx, sel, obj); ok {
-		return m // plain fields only (graph/gen)
-	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, chatConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -7831,9 +8356,6 @@ func (ec *executionContext) _ChatConnection(ctx context.Context, sel ast.Selecti
 var chatEdgeImplementors = []string{"ChatEdge"}
 
 func (ec *executionContext) _ChatEdge(ctx context.Context, sel ast.SelectionSet, obj *model.ChatEdge) graphql.Marshaler {
-	if m, ok := ec.plainChatEdge(ctx, sel, obj); ok {
-		return m // plain fields only (graph/gen)
-	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, chatEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -7877,9 +8399,6 @@ func (ec *executionContext) _ChatEdge(ctx context.Context, sel ast.SelectionSet,
 var createCategoryPayloadImplementors = []string{"CreateCategoryPayload"}
 
 func (ec *executionContext) _CreateCategoryPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreateCategoryPayload) graphql.Marshaler {
-	if m, ok := ec.plainCreateCategoryPayload(ctx, sel, obj); ok {
-		return m // plain fields only (graph/gen)
-	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, createCategoryPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -7933,9 +8452,6 @@ func (ec *executionContext) _CreateCategoryPayload(ctx context.Context, sel ast.
 var createChatPayloadImplementors = []string{"CreateChatPayload"}
 
 func (ec *executionContext) _CreateChatPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreateChatPayload) graphql.Marshaler {
-	if m, ok := ec.plainCreateChatPayload(ctx, sel, obj); ok {
-		return m // plain fields only (graph/gen)
-	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, createChatPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -7989,9 +8505,6 @@ func (ec *executionContext) _CreateChatPayload(ctx context.Context, sel ast.Sele
 var deleteChatPayloadImplementors = []string{"DeleteChatPayload"}
 
 func (ec *executionContext) _DeleteChatPayload(ctx context.Context, sel ast.SelectionSet, obj *model.DeleteChatPayload) graphql.Marshaler {
-	if m, ok := ec.plainDeleteChatPayload(ctx, sel, obj); ok {
-		return m // plain fields only (graph/gen)
-	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, deleteChatPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -8045,9 +8558,6 @@ func (ec *executionContext) _DeleteChatPayload(ctx context.Context, sel ast.Sele
 var importImplementors = []string{"Import", "Node"}
 
 func (ec *executionContext) _Import(ctx context.Context, sel ast.SelectionSet, obj *model.Import) graphql.Marshaler {
-	if m, ok := ec.plainImport(ctx, sel, obj); ok {
-		return m // plain fields only (graph/gen)
-	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, importImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -8313,9 +8823,6 @@ func (ec *executionContext) _ImportConfiguration(ctx context.Context, sel ast.Se
 var importConnectionImplementors = []string{"ImportConnection"}
 
 func (ec *executionContext) _ImportConnection(ctx context.Context, sel ast.SelectionSet, obj *model.ImportConnection) graphql.Marshaler {
-	if m, ok := ec.plainImportConnection(ctx, sel, obj); ok {
-		return m // plain fields only (graph/gen)
-	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, importConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -8369,9 +8876,6 @@ func (ec *executionContext) _ImportConnection(ctx context.Context, sel ast.Selec
 var importEdgeImplementors = []string{"ImportEdge"}
 
 func (ec *executionContext) _ImportEdge(ctx context.Context, sel ast.SelectionSet, obj *model.ImportEdge) graphql.Marshaler {
-	if m, ok := ec.plainImportEdge(ctx, sel, obj); ok {
-		return m // plain fields only (graph/gen)
-	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, importEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -8415,9 +8919,6 @@ func (ec *executionContext) _ImportEdge(ctx context.Context, sel ast.SelectionSe
 var importStatsImplementors = []string{"ImportStats"}
 
 func (ec *executionContext) _ImportStats(ctx context.Context, sel ast.SelectionSet, obj *model.ImportStats) graphql.Marshaler {
-	if m, ok := ec.plainImportStats(ctx, sel, obj); ok {
-		return m // plain fields only (graph/gen)
-	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, importStatsImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -8539,9 +9040,6 @@ func (ec *executionContext) _ImportStatusDetail(ctx context.Context, sel ast.Sel
 var messageImplementors = []string{"Message"}
 
 func (ec *executionContext) _Message(ctx context.Context, sel ast.SelectionSet, obj *model.Message) graphql.Marshaler {
-	if m, ok := ec.plainMessage(ctx, sel, obj); ok {
-		return m // plain fields only (graph/gen)
-	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, messageImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -8620,9 +9118,6 @@ func (ec *executionContext) _Message(ctx context.Context, sel ast.SelectionSet, 
 var messageConnectionImplementors = []string{"MessageConnection"}
 
 func (ec *executionContext) _MessageConnection(ctx context.Context, sel ast.SelectionSet, obj *model.MessageConnection) graphql.Marshaler {
-	if m, ok := ec.plainMessageConnection(ctx, sel, obj); ok {
-		return m // plain fields only (graph/gen)
-	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, messageConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -8676,9 +9171,6 @@ func (ec *executionContext) _MessageConnection(ctx context.Context, sel ast.Sele
 var messageEdgeImplementors = []string{"MessageEdge"}
 
 func (ec *executionContext) _MessageEdge(ctx context.Context, sel ast.SelectionSet, obj *model.MessageEdge) graphql.Marshaler {
-	if m, ok := ec.plainMessageEdge(ctx, sel, obj); ok {
-		return m // plain fields only (graph/gen)
-	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, messageEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -8798,9 +9290,6 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 var pageInfoImplementors = []string{"PageInfo"}
 
 func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet, obj *model.PageInfo) graphql.Marshaler {
-	if m, ok := ec.plainPageInfo(ctx, sel, obj); ok {
-		return m // plain fields only (graph/gen)
-	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, pageInfoImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -9107,9 +9596,6 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 var rateLimitImplementors = []string{"RateLimit"}
 
 func (ec *executionContext) _RateLimit(ctx context.Context, sel ast.SelectionSet, obj *model.RateLimit) graphql.Marshaler {
-	if m, ok := ec.plainRateLimit(ctx, sel, obj); ok {
-		return m // plain fields only (graph/gen)
-	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, rateLimitImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -9168,9 +9654,6 @@ func (ec *executionContext) _RateLimit(ctx context.Context, sel ast.SelectionSet
 var sendChatMessagePayloadImplementors = []string{"SendChatMessagePayload"}
 
 func (ec *executionContext) _SendChatMessagePayload(ctx context.Context, sel ast.SelectionSet, obj *model.SendChatMessagePayload) graphql.Marshaler {
-	if m, ok := ec.plainSendChatMessagePayload(ctx, sel, obj); ok {
-		return m // plain fields only (graph/gen)
-	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, sendChatMessagePayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -9224,9 +9707,6 @@ func (ec *executionContext) _SendChatMessagePayload(ctx context.Context, sel ast
 var toolCallImplementors = []string{"ToolCall"}
 
 func (ec *executionContext) _ToolCall(ctx context.Context, sel ast.SelectionSet, obj *model.ToolCall) graphql.Marshaler {
-	if m, ok := ec.plainToolCall(ctx, sel, obj); ok {
-		return m // plain fields only (graph/gen)
-	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, toolCallImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -9285,9 +9765,6 @@ func (ec *executionContext) _ToolCall(ctx context.Context, sel ast.SelectionSet,
 var updateChatPayloadImplementors = []string{"UpdateChatPayload"}
 
 func (ec *executionContext) _UpdateChatPayload(ctx context.Context, sel ast.SelectionSet, obj *model.UpdateChatPayload) graphql.Marshaler {
-	if m, ok := ec.plainUpdateChatPayload(ctx, sel, obj); ok {
-		return m // plain fields only (graph/gen)
-	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, updateChatPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -9341,9 +9818,6 @@ func (ec *executionContext) _UpdateChatPayload(ctx context.Context, sel ast.Sele
 var userErrorImplementors = []string{"UserError"}
 
 func (ec *executionContext) _UserError(ctx context.Context, sel ast.SelectionSet, obj *model.UserError) graphql.Marshaler {
-	if m, ok := ec.plainUserError(ctx, sel, obj); ok {
-		return m // plain fields only (graph/gen)
-	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, userErrorImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -9798,7 +10272,7 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 }
 
 func (ec *executionContext) marshalNCategory2ᚕᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐCategoryᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Category) graphql.Marshaler {
-	ret := marshalList(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCategory2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐCategory(ctx, sel, v[i])
@@ -9824,7 +10298,7 @@ func (ec *executionContext) marshalNCategory2ᚖgithubᚗcomᚋsuregqlᚋsuregql
 }
 
 func (ec *executionContext) marshalNCategoryEdge2ᚕᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐCategoryEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.CategoryEdge) graphql.Marshaler {
-	ret := marshalList(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCategoryEdge2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐCategoryEdge(ctx, sel, v[i])
@@ -9850,7 +10324,7 @@ func (ec *executionContext) marshalNCategoryEdge2ᚖgithubᚗcomᚋsuregqlᚋsur
 }
 
 func (ec *executionContext) marshalNChat2ᚕᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐChatᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Chat) graphql.Marshaler {
-	ret := marshalList(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNChat2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐChat(ctx, sel, v[i])
@@ -9876,7 +10350,7 @@ func (ec *executionContext) marshalNChat2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋg
 }
 
 func (ec *executionContext) marshalNChatEdge2ᚕᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐChatEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ChatEdge) graphql.Marshaler {
-	ret := marshalList(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNChatEdge2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐChatEdge(ctx, sel, v[i])
@@ -9978,7 +10452,7 @@ func (ec *executionContext) marshalNID2ᚕstringᚄ(ctx context.Context, sel ast
 }
 
 func (ec *executionContext) marshalNImport2ᚕᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐImportᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Import) graphql.Marshaler {
-	ret := marshalList(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNImport2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐImport(ctx, sel, v[i])
@@ -10004,7 +10478,7 @@ func (ec *executionContext) marshalNImport2ᚖgithubᚗcomᚋsuregqlᚋsuregql�
 }
 
 func (ec *executionContext) marshalNImportEdge2ᚕᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐImportEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ImportEdge) graphql.Marshaler {
-	ret := marshalList(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNImportEdge2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐImportEdge(ctx, sel, v[i])
@@ -10062,7 +10536,7 @@ func (ec *executionContext) marshalNJSON2githubᚗcomᚋsuregqlᚋsuregqlᚋgrap
 }
 
 func (ec *executionContext) marshalNMessage2ᚕᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐMessageᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Message) graphql.Marshaler {
-	ret := marshalList(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNMessage2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐMessage(ctx, sel, v[i])
@@ -10088,7 +10562,7 @@ func (ec *executionContext) marshalNMessage2ᚖgithubᚗcomᚋsuregqlᚋsuregql�
 }
 
 func (ec *executionContext) marshalNMessageEdge2ᚕᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐMessageEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.MessageEdge) graphql.Marshaler {
-	ret := marshalList(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNMessageEdge2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐMessageEdge(ctx, sel, v[i])
@@ -10114,7 +10588,7 @@ func (ec *executionContext) marshalNMessageEdge2ᚖgithubᚗcomᚋsuregqlᚋsure
 }
 
 func (ec *executionContext) marshalNNode2ᚕgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐNode(ctx context.Context, sel ast.SelectionSet, v []model.Node) graphql.Marshaler {
-	ret := marshalList(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalONode2githubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐNode(ctx, sel, v[i])
@@ -10155,7 +10629,7 @@ func (ec *executionContext) marshalNString2string(ctx context.Context, sel ast.S
 }
 
 func (ec *executionContext) marshalNToolCall2ᚕᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐToolCallᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ToolCall) graphql.Marshaler {
-	ret := marshalList(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNToolCall2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐToolCall(ctx, sel, v[i])
@@ -10186,7 +10660,7 @@ func (ec *executionContext) unmarshalNUpdateChatInput2githubᚗcomᚋsuregqlᚋs
 }
 
 func (ec *executionContext) marshalNUserError2ᚕᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐUserErrorᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.UserError) graphql.Marshaler {
-	ret := marshalList(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNUserError2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐUserError(ctx, sel, v[i])
@@ -10216,7 +10690,7 @@ func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlge
 }
 
 func (ec *executionContext) marshalN__Directive2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirectiveᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.Directive) graphql.Marshaler {
-	ret := marshalList(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx, sel, v[i])
@@ -10262,7 +10736,7 @@ func (ec *executionContext) unmarshalN__DirectiveLocation2ᚕstringᚄ(ctx conte
 }
 
 func (ec *executionContext) marshalN__DirectiveLocation2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
-	ret := marshalList(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__DirectiveLocation2string(ctx, sel, v[i])
@@ -10290,7 +10764,7 @@ func (ec *executionContext) marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlg
 }
 
 func (ec *executionContext) marshalN__InputValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValueᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.InputValue) graphql.Marshaler {
-	ret := marshalList(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValue(ctx, sel, v[i])
@@ -10310,7 +10784,7 @@ func (ec *executionContext) marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋg
 }
 
 func (ec *executionContext) marshalN__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.Type) graphql.Marshaler {
-	ret := marshalList(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, sel, v[i])
@@ -10650,7 +11124,7 @@ func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgq
 	if v == nil {
 		return graphql.Null
 	}
-	ret := marshalList(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__EnumValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValue(ctx, sel, v[i])
@@ -10669,7 +11143,7 @@ func (ec *executionContext) marshalO__Field2ᚕgithubᚗcomᚋ99designsᚋgqlgen
 	if v == nil {
 		return graphql.Null
 	}
-	ret := marshalList(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__Field2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐField(ctx, sel, v[i])
@@ -10688,7 +11162,7 @@ func (ec *executionContext) marshalO__InputValue2ᚕgithubᚗcomᚋ99designsᚋg
 	if v == nil {
 		return graphql.Null
 	}
-	ret := marshalList(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValue(ctx, sel, v[i])
@@ -10714,7 +11188,7 @@ func (ec *executionContext) marshalO__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgen�
 	if v == nil {
 		return graphql.Null
 	}
-	ret := marshalList(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, sel, v[i])
