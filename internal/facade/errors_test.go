@@ -1,8 +1,13 @@
 package facade_test
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"testing"
 	"time"
+
+	graphql "github.com/hasura/go-graphql-client"
 
 	"github.com/suregql/suregql/internal/fake/restclienttest"
 )
@@ -65,11 +70,26 @@ func TestErrors_Codes(t *testing.T) {
 	}
 }
 
+// An upstream slower than the request timeout is UPSTREAM_UNAVAILABLE.
+// Not through e.do: a retry given up at its timeout may never reach the
+// fake (on a busy machine it may not have arrived in 50 ms), so the calls
+// reported can exceed those the fake counted, never the other way round.
 func TestErrors_UnavailableUpstreamTimesOut(t *testing.T) {
 	e := newEnv(t, withTimeout(50*time.Millisecond))
 	e.upstream.SetDelay(time.Second)
-	r := e.do(restclienttest.DemoKey, `{ categories(first: 1) { totalCount } }`, nil)
-	wantError(t, r, "UPSTREAM_UNAVAILABLE")
+	before := e.upstream.Calls()
+	_, ext, err := e.client(restclienttest.DemoKey).ExecRawWithExtensions(context.Background(), `{ categories(first: 1) { totalCount } }`, nil)
+	var gerrs graphql.Errors
+	if !errors.As(err, &gerrs) || len(gerrs) != 1 || gerrs[0].Extensions["code"] != "UPSTREAM_UNAVAILABLE" || gerrs[0].Extensions["reason"] != "timeout" {
+		t.Fatalf("error = %v, want one UPSTREAM_UNAVAILABLE (reason timeout)", err)
+	}
+	var got struct{ Upstream struct{ Calls int } }
+	if err := json.Unmarshal(ext, &got); err != nil {
+		t.Fatal(err)
+	}
+	if counted := e.upstream.Calls() - before; got.Upstream.Calls < counted || counted < 1 {
+		t.Errorf("extensions.upstream.calls = %d, the upstream counted %d: want at least the upstream's count, and 1 or more", got.Upstream.Calls, counted)
+	}
 }
 
 // One failing field does not fail its siblings.

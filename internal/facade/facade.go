@@ -1,6 +1,9 @@
-// Package facade assembles the whole HTTP server of the GraphQL facade: the
-// GraphQL endpoint with its transports, limits and error presenter, the
-// GraphiQL playground and the health check. server.go and the end-to-end
+// Package facade assembles the whole HTTP server of the GraphQL facade
+// from its parts: gqlgen's executor with the facade's limits, extensions,
+// error presenter and answer middlewares; the planners' shared state (the
+// upstream client, caches, stores in memory or Redis); GraphQL over HTTP
+// (package gqlhttp) at /graphql; the GraphiQL playground, the health and
+// readiness checks and the metrics endpoint. server.go and the end-to-end
 // tests both use New, so tests exercise the production wiring.
 package facade
 
@@ -10,21 +13,18 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/99designs/gqlgen/graphql/handler"
+	"github.com/99designs/gqlgen/graphql/executor"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
-	"github.com/99designs/gqlgen/graphql/handler/transport"
-	"github.com/rs/cors"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/suregql/suregql/graph"
+	"github.com/suregql/suregql/internal/edge/gqlhttp"
 	"github.com/suregql/suregql/internal/edge/graphiql"
 	"github.com/suregql/suregql/internal/edge/requestid"
 	"github.com/suregql/suregql/internal/limits/querylimit"
@@ -40,7 +40,6 @@ import (
 // Limits on what one request may ask of the server itself. The limits on
 // the document are querylimit's defaults (MaxDepth is configurable).
 const (
-	maxBodyBytes = 128 << 10 // a document is at most 64 KiB (querylimit); variables are small
 	// complexityLimit bounds graph.Complexity, about one unit per value
 	// of the answer: 4× the README's demo tree (20,601) and the tree of
 	// 100 roots with 50 subcategories each (25,301); the schema's cycle
@@ -147,6 +146,9 @@ const (
 	// The parsed-query cache charges each document querylimit's estimate
 	// of its memory: 16 MiB hold a few thousand typical documents.
 	DefaultQueryCacheBytes = 16 << 20
+	// DefaultMaxBatch: Apollo's BatchHttpLink sends at most 10 operations
+	// a batch by default.
+	DefaultMaxBatch = gqlhttp.DefaultMaxBatch
 )
 
 // New returns the facade's HTTP handler: POST/GET /graphql, the playground
@@ -160,7 +162,7 @@ func New(cfg Config) http.Handler {
 	if cfg.Metrics != nil {
 		accepted = newAcceptedKeys()
 	}
-	srv := newGraphQLServer(cfg, log, accepted)
+	exec, waited := newExecutor(cfg, log, accepted)
 	shared := newShared(cfg, log, accepted)
 	// A secret of this process, or Redis's shared one: ids of keys are
 	// keyed hashes, which no one without the secret can recompute.
@@ -173,13 +175,12 @@ func New(cfg Config) http.Handler {
 		cfg.Metrics.WatchShared(cfg.Redis)
 	}
 	mux := http.NewServeMux()
-	gql := cacheHeaders(http.MaxBytesHandler(withDeadline(cfg.OperationTimeout, overHTTP(log, cfg.Metrics, cfg.MaxBatch, withCaller(ring, shared, withPendingQueries(srv)))), maxBodyBytes))
-	if len(cfg.CORSOrigins) > 0 {
-		// Outermost, so that a preflight is answered before the method
-		// checks and gqlgen's own OPTIONS answer, and so that refusals (405,
-		// 415) carry the headers a page needs to read them.
-		gql = allowCORS(cfg.CORSOrigins, gql)
-	}
+	gql := gqlhttp.Handler(exec, gqlhttp.Options{
+		Log: log, Metrics: cfg.Metrics, MaxBatch: cfg.MaxBatch,
+		OperationTimeout: cfg.OperationTimeout, CORSOrigins: cfg.CORSOrigins,
+		Callers: ring, Planners: shared,
+		Waited: waited, RequestContext: withPendingQueries,
+	})
 	if cfg.TracerProvider != nil {
 		gql = tracedHandler(gql, cfg.TracerProvider, cfg.Propagator) // outermost: refusals are traced too
 	}
@@ -270,30 +271,30 @@ func (cfg Config) withDefaults() Config {
 	return cfg
 }
 
-// newGraphQLServer returns gqlgen's handler with the facade's transports,
-// limits, extensions and operation middlewares, in the order they must run.
-// accepted (nil without metrics) tells the metrics which keys' operation
-// names to label.
-func newGraphQLServer(cfg Config, log *slog.Logger, accepted *acceptedKeys) *handler.Server {
-	srv := handler.New(graph.NewExecutableSchema(graph.Config{
+// newExecutor returns gqlgen's executor with the facade's limits,
+// extensions and operation middlewares, in the order they must run, and
+// the response middlewares an answer passes when it shares another's
+// execution (see gqlhttp.Options.Waited). accepted (nil without metrics)
+// tells the metrics which keys' operation names to label.
+func newExecutor(cfg Config, log *slog.Logger, accepted *acceptedKeys) (*executor.Executor, []graphql.ResponseMiddleware) {
+	exec := executor.New(graph.NewExecutableSchema(graph.Config{
 		Resolvers:  &graph.Resolver{},
 		Complexity: graph.Complexity(),
 	}))
-	srv.AddTransport(transport.Options{})
 	var obs *observer
 	if cfg.Metrics != nil || cfg.TracerProvider != nil {
 		obs = &observer{metrics: cfg.Metrics, accepted: accepted}
 		if cfg.TracerProvider != nil {
 			obs.tracer = cfg.TracerProvider.Tracer("github.com/suregql/suregql/internal/facade")
 		}
-		srv.Use(obs) // first: it sees every answer
+		exec.Use(obs) // first: it sees every answer
 	}
 	queries := querylimit.NewDocumentCache(cfg.QueryCacheBytes)
 	limits := querylimit.NewExtension(querylimit.Limits{MaxDepth: cfg.MaxDepth}, queries)
-	srv.SetQueryCache(queries)
-	srv.SetParserTokenLimit(limits.Limits().MaxTokens)
+	exec.SetQueryCache(queries)
+	exec.SetParserTokenLimit(limits.Limits().MaxTokens)
 	if !cfg.DisableIntrospection {
-		srv.Use(extension.Introspection{})
+		exec.Use(extension.Introspection{})
 	}
 	// The persisted-query extension fills in the query of a request that
 	// sent only its hash, so the limits come after it.
@@ -302,12 +303,12 @@ func newGraphQLServer(cfg Config, log *slog.Logger, accepted *acceptedKeys) *han
 		persisted = cfg.Redis.PersistedQueries(persisted, limits.Limits().MaxBytes, 0)
 	}
 	// Registered once the upstream accepted the request's key (persisted.go).
-	srv.Use(extension.AutomaticPersistedQuery{Cache: acceptedKeysOnly{store: persisted}})
-	srv.AroundResponses(registerPersisted(persisted))
-	srv.Use(limits)
-	srv.Use(&querylimit.ComplexityLimit{Max: complexityLimit})
-	srv.SetErrorPresenter(graph.ErrorPresenter(log))
-	srv.SetRecoverFunc(func(ctx context.Context, v any) error {
+	exec.Use(extension.AutomaticPersistedQuery{Cache: acceptedKeysOnly{store: persisted}})
+	exec.AroundResponses(registerPersisted(persisted))
+	exec.Use(limits)
+	exec.Use(&querylimit.ComplexityLimit{Max: complexityLimit})
+	exec.SetErrorPresenter(graph.ErrorPresenter(log))
+	exec.SetRecoverFunc(func(ctx context.Context, v any) error {
 		log.ErrorContext(ctx, "resolver panic", "panic", v)
 		err := gqlerror.Errorf("internal error")
 		err.Extensions = map[string]any{"code": graph.CodeInternal}
@@ -323,32 +324,28 @@ func newGraphQLServer(cfg Config, log *slog.Logger, accepted *acceptedKeys) *han
 		// Without the extension gqlgen fails each such field with an
 		// error of no kind (answered INTERNAL and logged); refuse the
 		// operation up front with its own code instead.
-		srv.AroundOperations(refuseIntrospection(refuse))
+		exec.AroundOperations(refuseIntrospection(refuse))
 	}
-	srv.AroundOperations(requireAPIKey(refuse))
-	srv.AroundOperations(refuseTooExpensive(refuse, cfg.MaxUpstreamCalls))
+	exec.AroundOperations(requireAPIKey(refuse))
+	exec.AroundOperations(refuseTooExpensive(refuse, cfg.MaxUpstreamCalls))
 	// Innermost of the operation's: the planner reads each operation that
 	// runs once, before its fields resolve.
-	srv.Use(graph.Planning{})
+	exec.Use(graph.Planning{})
 	for _, m := range answered {
-		srv.AroundResponses(m)
+		exec.AroundResponses(m)
 	}
 	limitResponse := querylimit.LimitResponse(cfg.MaxResponseBytes)
-	srv.AroundResponses(limitResponse) // the others see its answer
-	// Innermost, around the execution itself: identical queries of a key
-	// in flight together run once (see sharedQueries); the transports ask
-	// it. Their waiters skip the executor, so it gives their answers what
-	// the executor's middlewares give every answer, the observer's and the
-	// response-size limit included.
+	exec.AroundResponses(limitResponse) // the others see its answer
+	// Identical queries of a caller in flight together run once
+	// (gqlhttp's sharing, innermost, around the execution itself). Their
+	// waiters skip the executor, so they are given what the executor's
+	// middlewares give every answer, the observer's and the response-size
+	// limit included.
 	waited := slices.Concat(answered, []graphql.ResponseMiddleware{limitResponse})
 	if obs != nil {
 		waited = slices.Concat([]graphql.ResponseMiddleware{obs.InterceptResponse}, waited)
 	}
-	shares := newSharedQueries(through(waited...))
-	srv.AroundResponses(shares.middleware)
-	srv.AddTransport(getTransport{shares: shares})
-	srv.AddTransport(postTransport{shares: shares}) // decodes nothing: overHTTP did
-	return srv
+	return exec, waited
 }
 
 // newShared returns what the planners of every request share: the
@@ -430,83 +427,6 @@ func (is invalidators) Invalidate(key callerkey.Key, res restclient.Resource) {
 	for _, i := range is {
 		i.Invalidate(key, res)
 	}
-}
-
-// corsMaxAge is how long a browser may cache a preflight's answer, in
-// seconds: a page's calls then cost one preflight every 10 minutes.
-const corsMaxAge = 600
-
-// allowCORS lets pages of origins call next from a browser: a preflight
-// (OPTIONS with Access-Control-Request-Method) is answered 204 for GET and
-// POST with the headers a caller sends (X-Api-Key, Content-Type,
-// X-Request-Id), and answers to an allowed origin name it, with
-// "Vary: Origin" on every answer, and let the page read X-Request-Id.
-// Credentials are not allowed: the key travels in a header a page sets,
-// not in a cookie a browser would add to any site's request.
-func allowCORS(origins []string, next http.Handler) http.Handler {
-	return cors.New(cors.Options{
-		AllowedOrigins: origins,
-		AllowedMethods: []string{http.MethodGet, http.MethodPost},
-		AllowedHeaders: []string{"X-Api-Key", "Content-Type", requestid.Header},
-		ExposedHeaders: []string{requestid.Header},
-		MaxAge:         corsMaxAge,
-	}).Handler(next)
-}
-
-// cacheHeaders marks every answer of /graphql "Cache-Control: private,
-// no-store": answers hold a user's financial data, and one URL answers
-// each key differently. The answers to GET, the only ones a shared cache
-// might keep, also say "Vary: X-Api-Key, Origin, Accept", so that a cache
-// that ignores no-store still never hands one key's answer to another
-// caller (nor to another page, nor in another media type).
-func cacheHeaders(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// The canonical name and one shared, never-modified value: no
-		// canonicalization nor allocation per answer.
-		w.Header()["Cache-Control"] = privateNoStore
-		if r.Method == http.MethodGet || r.Method == http.MethodHead {
-			addVary(w.Header(), "X-Api-Key", "Origin", "Accept")
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// privateNoStore is the Cache-Control value of every /graphql answer.
-var privateNoStore = []string{"private, no-store"}
-
-// addVary adds the names to h's Vary header, each once, keeping what is
-// there (CORS adds Origin).
-func addVary(h http.Header, names ...string) {
-	var have []string
-	for _, v := range h.Values("Vary") {
-		for f := range strings.SplitSeq(v, ",") {
-			have = append(have, strings.ToLower(strings.TrimSpace(f)))
-		}
-	}
-	var add []string
-	for _, n := range names {
-		if !slices.Contains(have, strings.ToLower(n)) {
-			add = append(add, n)
-		}
-	}
-	if len(add) > 0 {
-		h.Add("Vary", strings.Join(add, ", "))
-	}
-}
-
-// withDeadline gives each request's context a deadline d from now. It
-// derives from the request's context, so a client that goes away still
-// cancels the operation at once; at the deadline the resolvers' upstream
-// calls fail and the fields not yet answered carry the error, while those
-// already resolved still answer (a partial result, not a 503). A GET that
-// the coalescer shares with other requests goes on while one of them still
-// waits for it.
-func withDeadline(d time.Duration, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), d)
-		defer cancel()
-		next.ServeHTTP(w, r.WithContext(ctx))
-	})
 }
 
 // logOperation logs one line per operation: its name, duration, upstream
@@ -702,23 +622,11 @@ type refuseFunc func(ctx context.Context, err *gqlerror.Error) graphql.ResponseH
 // first): such answers skip the response middlewares, so the request id,
 // the cost report (no call) and the log line are added here.
 func refusal(mws ...graphql.ResponseMiddleware) refuseFunc {
-	pass := through(mws...)
+	pass := gqlhttp.Through(mws...)
 	return func(ctx context.Context, err *gqlerror.Error) graphql.ResponseHandler {
 		return graphql.OneShot(pass(ctx, func(context.Context) *graphql.Response {
 			return &graphql.Response{Errors: gqlerror.List{err}}
 		}))
-	}
-}
-
-// through returns what passes an answer through mws, outermost first, as
-// the executor passes the answers it makes.
-func through(mws ...graphql.ResponseMiddleware) func(context.Context, graphql.ResponseHandler) *graphql.Response {
-	return func(ctx context.Context, answer graphql.ResponseHandler) *graphql.Response {
-		for _, m := range slices.Backward(mws) {
-			inner := answer
-			answer = func(ctx context.Context) *graphql.Response { return m(ctx, inner) }
-		}
-		return answer(ctx)
 	}
 }
 
@@ -769,31 +677,4 @@ func newRateLimitReport(rl *restclient.RateLimit) *rateLimitReport {
 		r.ResetAt = &at
 	}
 	return r
-}
-
-// appendJSONInt appends n, or null.
-func appendJSONInt(buf []byte, n *int) []byte {
-	if n == nil {
-		return append(buf, "null"...)
-	}
-	return strconv.AppendInt(buf, int64(*n), 10)
-}
-
-// appendJSON appends r as encoding/json encodes it
-// (TestAppendExtensions_IsEncodingJSON).
-func (r upstreamReport) appendJSON(buf []byte) []byte {
-	buf = strconv.AppendInt(append(buf, `{"calls":`...), int64(r.Calls), 10)
-	if rl := r.RateLimit; rl != nil {
-		buf = appendJSONInt(append(buf, `,"rateLimit":{"limit":`...), rl.Limit)
-		buf = appendJSONInt(append(buf, `,"remaining":`...), rl.Remaining)
-		buf = append(buf, `,"resetAt":`...)
-		if rl.ResetAt == nil {
-			buf = append(buf, "null"...)
-		} else {
-			buf = appendJSONString(buf, *rl.ResetAt)
-		}
-		buf = strconv.AppendBool(append(buf, `,"unlimited":`...), rl.Unlimited)
-		buf = append(buf, '}')
-	}
-	return append(buf, '}')
 }

@@ -12,44 +12,40 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/suregql/suregql/graph"
+	"github.com/suregql/suregql/internal/edge/gqlhttp"
 	"github.com/suregql/suregql/internal/limits/querylimit"
 	"github.com/suregql/suregql/internal/observe/metrics"
 	"github.com/suregql/suregql/internal/planning/planner"
 )
 
-// limitBodyBytes is the extensions.limit of a body over maxBodyBytes,
-// refused before GraphQL reads it.
-const limitBodyBytes = "bodyBytes"
-
 // errorCodes is the closed set of extensions.code values an answer may
 // carry: the outcome label of a metric is one of them, or "error".
-var errorCodes = map[string]bool{}
+var errorCodes = setOf(
+	graph.CodeUnauthenticated, graph.CodeForbidden, graph.CodeNotFound, graph.CodeRateLimited,
+	graph.CodeUpstreamUnavailable, graph.CodeBadUserInput, graph.CodeUpstreamRejected, graph.CodeInternal,
+	graph.CodeQueryTooExpensive, graph.CodeBadRequest, graph.CodeUpstreamOutcomeUnknown,
+	graph.CodeUnsupportedByUpstream,
+	graph.CodeMethodNotAllowed, graph.CodeUnsupportedMediaType, graph.CodeIntrospectionDisabled,
+	querylimit.Code, querylimit.CodeResponseTooLarge,
+	errcode.ParseFailed, errcode.ValidationFailed,
+	"PERSISTED_QUERY_NOT_FOUND", // gqlgen's extension.AutomaticPersistedQuery
+)
 
 // queryLimits is the closed set of extensions.limit values of
 // QUERY_LIMIT_EXCEEDED.
-var queryLimits = map[string]bool{}
+var queryLimits = setOf(
+	querylimit.LimitBytes, querylimit.LimitTokens, querylimit.LimitDepth, querylimit.LimitFields,
+	querylimit.LimitFragments, querylimit.LimitAliases, querylimit.LimitRootFields,
+	querylimit.LimitDirectives, querylimit.LimitSameResponseKey, querylimit.LimitComplexity,
+	gqlhttp.LimitBodyBytes, gqlhttp.LimitOperationName,
+)
 
-func init() {
-	for _, c := range []string{
-		graph.CodeUnauthenticated, graph.CodeForbidden, graph.CodeNotFound, graph.CodeRateLimited,
-		graph.CodeUpstreamUnavailable, graph.CodeBadUserInput, graph.CodeUpstreamRejected, graph.CodeInternal,
-		graph.CodeQueryTooExpensive, graph.CodeBadRequest, graph.CodeUpstreamOutcomeUnknown,
-		graph.CodeUnsupportedByUpstream,
-		graph.CodeMethodNotAllowed, graph.CodeUnsupportedMediaType, graph.CodeIntrospectionDisabled,
-		querylimit.Code, querylimit.CodeResponseTooLarge,
-		errcode.ParseFailed, errcode.ValidationFailed,
-		"PERSISTED_QUERY_NOT_FOUND", // gqlgen's extension.AutomaticPersistedQuery
-	} {
-		errorCodes[c] = true
+func setOf(members ...string) map[string]bool {
+	set := make(map[string]bool, len(members))
+	for _, m := range members {
+		set[m] = true
 	}
-	for _, l := range []string{
-		querylimit.LimitBytes, querylimit.LimitTokens, querylimit.LimitDepth, querylimit.LimitFields,
-		querylimit.LimitFragments, querylimit.LimitAliases, querylimit.LimitRootFields,
-		querylimit.LimitDirectives, querylimit.LimitSameResponseKey, querylimit.LimitComplexity,
-		limitBodyBytes, limitOperationName,
-	} {
-		queryLimits[l] = true
-	}
+	return set
 }
 
 // observer is a gqlgen extension that records every GraphQL request once,
@@ -159,6 +155,47 @@ func describe(ctx context.Context) (name, opType string, start time.Time) {
 	return oc.Operation.Name, string(oc.Operation.Operation), oc.Stats.OperationStart
 }
 
+// answerErrors is what an answer's errors tell the metrics: the outcome
+// (the first error's code, or ok), every distinct code, and the refusals
+// counted on their own.
+type answerErrors struct {
+	outcome           string
+	codes             []string
+	budget, ratelimit bool
+	limit             string // the first query limit named, or ""
+}
+
+func readErrors(resp *graphql.Response) answerErrors {
+	a := answerErrors{outcome: metrics.OutcomeOK}
+	if resp == nil {
+		a.outcome = metrics.OutcomeError // the client went away
+		return a
+	}
+	for i, err := range resp.Errors {
+		code, _ := err.Extensions["code"].(string)
+		if !errorCodes[code] {
+			code = metrics.OutcomeError
+		}
+		if i == 0 {
+			a.outcome = code
+		}
+		if !slices.Contains(a.codes, code) {
+			a.codes = append(a.codes, code)
+		}
+		switch code {
+		case graph.CodeQueryTooExpensive:
+			a.budget = true
+		case graph.CodeRateLimited:
+			a.ratelimit = true
+		case querylimit.Code:
+			if l, _ := err.Extensions["limit"].(string); a.limit == "" && queryLimits[l] {
+				a.limit = l
+			}
+		}
+	}
+	return a
+}
+
 // record counts one answered request, and ends its span (when not nil).
 func (o *observer) record(ctx context.Context, resp *graphql.Response, span trace.Span) {
 	name, opType, start := describe(ctx)
@@ -166,61 +203,33 @@ func (o *observer) record(ctx context.Context, resp *graphql.Response, span trac
 	if !start.IsZero() {
 		d = time.Since(start)
 	}
-	outcome := metrics.OutcomeOK
-	budget, rateLimited, limit := false, false, ""
-	var errCodes []string // for the span only
-	if resp == nil {
-		outcome = metrics.OutcomeError // the client went away
-	} else {
-		for i, err := range resp.Errors {
-			code, _ := err.Extensions["code"].(string)
-			if !errorCodes[code] {
-				code = metrics.OutcomeError
-			}
-			if i == 0 {
-				outcome = code
-			}
-			if span != nil && !slices.Contains(errCodes, code) {
-				errCodes = append(errCodes, code)
-			}
-			switch code {
-			case graph.CodeQueryTooExpensive:
-				budget = true
-			case graph.CodeRateLimited:
-				rateLimited = true
-			case querylimit.Code:
-				if l, _ := err.Extensions["limit"].(string); limit == "" && queryLimits[l] {
-					limit = l
-				}
-			}
-		}
-	}
-	if name != "" && o.accepted.has(callerID(ctx)) {
+	a := readErrors(resp)
+	if name != "" && o.accepted.has(gqlhttp.CallerID(ctx)) {
 		// A name gets a series of its own only from a caller the upstream
 		// accepted, so that strangers cannot take the bounded set.
 		o.metrics.AdmitOperationName(name)
 	}
-	o.metrics.Operation(name, opType, outcome, d)
-	if budget {
+	o.metrics.Operation(name, opType, a.outcome, d)
+	if a.budget {
 		o.metrics.BudgetRefused()
 	}
-	if limit != "" {
-		o.metrics.QueryLimitRefused(limit)
+	if a.limit != "" {
+		o.metrics.QueryLimitRefused(a.limit)
 	}
 	// The flag is the request's: in a batch, only the operations refused
 	// with RATE_LIMITED count.
-	if l := planner.From(ctx); rateLimited && l != nil && l.RefusedOutOfQuota() {
+	if l := planner.From(ctx); a.ratelimit && l != nil && l.RefusedOutOfQuota() {
 		o.metrics.RateLimitRefused()
 	}
 	if span == nil {
 		return
 	}
 	span.SetAttributes(attrUpstreamCalls.Int(planner.OperationCalls(ctx)))
-	if len(errCodes) > 0 {
-		span.SetAttributes(attrErrorCodes.StringSlice(errCodes))
+	if len(a.codes) > 0 {
+		span.SetAttributes(attrErrorCodes.StringSlice(a.codes))
 	}
-	if outcome != metrics.OutcomeOK {
-		span.SetStatus(codes.Error, outcome)
+	if a.outcome != metrics.OutcomeOK {
+		span.SetStatus(codes.Error, a.outcome)
 	}
 	span.End()
 }

@@ -2,7 +2,6 @@ package facade
 
 import (
 	"context"
-	"net/http"
 	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -69,12 +68,11 @@ func pendingFrom(ctx context.Context) *pendingQueries {
 	return p
 }
 
-// withPendingQueries gives every request a place for the registrations it
-// asks for (the operations of a batch share it).
-func withPendingQueries(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), pendingKey{}, &pendingQueries{})))
-	})
+// withPendingQueries gives a request a place for the registrations it
+// asks for (the operations of a batch share it): gqlhttp's
+// Options.RequestContext.
+func withPendingQueries(ctx context.Context) context.Context {
+	return context.WithValue(ctx, pendingKey{}, &pendingQueries{})
 }
 
 // registerPersisted registers, once an operation has answered, the

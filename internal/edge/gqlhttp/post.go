@@ -1,4 +1,4 @@
-package facade
+package gqlhttp
 
 import (
 	"context"
@@ -6,12 +6,10 @@ import (
 	"errors"
 	"mime"
 	"net/http"
-	"slices"
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
-	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/suregql/suregql/graph"
@@ -24,27 +22,12 @@ const (
 	mediaGraphQLResponse = "application/graphql-response+json"
 )
 
-type postedKey struct{}
-
-// posted is a single POST request as overHTTP read it: its body, and the
-// parameters decoded from it.
-type posted struct {
-	params *graphql.RawParams
-	body   string
-}
-
-// withPosted returns ctx carrying the request overHTTP decoded, so that
-// postTransport does not decode the body a second time.
-func withPosted(ctx context.Context, params *graphql.RawParams, body []byte) context.Context {
-	return context.WithValue(ctx, postedKey{}, &posted{params: params, body: string(body)})
-}
-
-// postTransport is gqlgen's POST transport for application/json bodies,
-// with five differences:
-//   - it takes the parameters overHTTP already decoded (JSON decoding
+// postAnswer answers a POST readPost decoded, as gqlgen's POST transport
+// for application/json bodies would, with these differences:
+//   - it takes the parameters readPost already decoded (JSON decoding
 //     dominates the cost of refusing a large request; gqlgen's transport
-//     decoded the body again);
-//   - identical requests of a key in flight together run once (see
+//     decodes the body itself);
+//   - identical requests of a caller in flight together run once (see
 //     sharedQueries): the others skip GraphQL altogether;
 //   - a request refused before execution (parse, validation, limits)
 //     answers 200 under application/json, which clients of that legacy
@@ -54,62 +37,40 @@ func withPosted(ctx context.Context, params *graphql.RawParams, body []byte) con
 //     (overHTTP answers those), so it never quotes a body back;
 //   - it answers a batch (a JSON array of requests) with an array (see
 //     answerBatch).
-type postTransport struct {
-	shares *sharedQueries // nil: none
-}
-
-var _ graphql.Transport = postTransport{}
-
-func (postTransport) Supports(r *http.Request) bool {
-	return r.Method == http.MethodPost && isJSON(r.Header.Get("Content-Type")) && r.Header.Get("Upgrade") == ""
-}
-
-func (t postTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+func (s *server) postAnswer(w http.ResponseWriter, r *http.Request, req postRequest) {
 	ctx := r.Context()
 	media := answerMedia(r.Header.Get("Accept"))
 	w.Header().Set("Content-Type", media)
-	if batch, ok := ctx.Value(batchKey{}).([]*graphql.RawParams); ok {
-		answerBatch(w, r, exec, batch, media)
-		return
-	}
-	req, _ := ctx.Value(postedKey{}).(*posted)
-	if req == nil {
-		// Only overHTTP routes POSTs here; this is a wiring bug.
-		w.WriteHeader(http.StatusInternalServerError)
-		writeAnswer(w, &graphql.Response{Errors: gqlerror.List{gqlerror.Errorf("the request was not decoded")}}, true)
+	if req.batch != nil {
+		answerBatch(w, r, s.exec, req.batch, media)
 		return
 	}
 	status, withData := http.StatusOK, true
 	shared := sharedRequest{
-		id:     requestIdentity{caller: callerID(ctx), method: http.MethodPost, request: req.body},
+		id:     requestIdentity{caller: CallerID(ctx), method: http.MethodPost, request: req.body},
 		header: r.Header, params: req.params,
 	}
-	resp := t.shares.answer(ctx, shared, func(ctx context.Context) *graphql.Response {
+	resp := s.shares.answer(ctx, shared, func(ctx context.Context) *graphql.Response {
 		var resp *graphql.Response
-		status, resp, withData = execute(ctx, exec, req.params, r.Header, media)
+		status, resp, withData = execute(ctx, s.exec, req.params, r.Header, media)
 		return resp
 	})
 	w.WriteHeader(status)
 	writeAnswer(w, resp, withData)
 }
 
-// getTransport is gqlgen's GET transport, with identical GETs of a key in
-// flight together run once, as postTransport runs POSTs (see
-// sharedQueries). gqlgen picks the answer's media type as answerMedia does;
-// a waiter's answer is encoded as gqlgen encodes the leader's.
-type getTransport struct {
-	transport.GET
-	shares *sharedQueries // nil: none
-}
-
-func (t getTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+// getAnswer answers a GET with gqlgen's GET transport, identical GETs of a
+// caller in flight together run once, as postAnswer runs POSTs (see
+// sharedQueries). gqlgen picks the answer's media type as answerMedia
+// does; a waiter's answer is encoded as gqlgen encodes the leader's.
+func (s *server) getAnswer(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	shared := sharedRequest{
-		id:     requestIdentity{caller: callerID(ctx), method: http.MethodGet, request: r.URL.RawQuery},
+		id:     requestIdentity{caller: CallerID(ctx), method: http.MethodGet, request: r.URL.RawQuery},
 		header: r.Header,
 	}
-	resp := t.shares.answer(ctx, shared, func(ctx context.Context) *graphql.Response {
-		t.GET.Do(w, r.WithContext(ctx), exec)
+	resp := s.shares.answer(ctx, shared, func(ctx context.Context) *graphql.Response {
+		s.get.Do(w, r.WithContext(ctx), s.exec)
 		return nil // written
 	})
 	if resp == nil {
@@ -118,7 +79,7 @@ func (t getTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 	w.Header().Set("Content-Type", answerMedia(r.Header.Get("Accept")))
 	b, err := json.Marshal(resp) // as gqlgen writes a GET's answer, byte for byte
 	if err != nil {
-		panic(err) // recovered by net/http; an answer that cannot be encoded is a bug
+		panic(err) // recovered by ServeHTTP; an answer that cannot be encoded is a bug
 	}
 	_, _ = w.Write(b)
 }
@@ -244,53 +205,11 @@ func appendAnswer(buf []byte, resp *graphql.Response, withData bool) ([]byte, er
 	}
 	if len(resp.Extensions) > 0 {
 		sep()
-		var err error
-		if buf, err = appendExtensions(append(buf, `"extensions":`...), resp.Extensions); err != nil {
+		b, err := json.Marshal(resp.Extensions)
+		if err != nil {
 			return buf, err
 		}
+		buf = append(append(buf, `"extensions":`...), b...)
 	}
 	return append(buf, '}'), nil
-}
-
-// appendExtensions appends ext as encoding/json would (keys sorted), and
-// writes the facade's own members (extensions.upstream, the request id)
-// without reflection; a map holding anything else goes to encoding/json.
-func appendExtensions(buf []byte, ext map[string]any) ([]byte, error) {
-	keys := make([]string, 0, len(ext))
-	for k, v := range ext {
-		switch v.(type) {
-		case string, upstreamReport:
-		default:
-			b, err := json.Marshal(ext)
-			return append(buf, b...), err
-		}
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	buf = append(buf, '{')
-	for i, k := range keys {
-		if i > 0 {
-			buf = append(buf, ',')
-		}
-		buf = append(appendJSONString(buf, k), ':')
-		switch v := ext[k].(type) {
-		case string:
-			buf = appendJSONString(buf, v)
-		case upstreamReport:
-			buf = v.appendJSON(buf)
-		}
-	}
-	return append(buf, '}'), nil
-}
-
-// appendJSONString appends s as a JSON string, escaped as encoding/json
-// escapes it (<, > and & included).
-func appendJSONString(buf []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			b, _ := json.Marshal(s) // cannot fail for a string
-			return append(buf, b...)
-		}
-	}
-	return append(append(append(buf, '"'), s...), '"')
 }

@@ -1,4 +1,4 @@
-package facade
+package gqlhttp
 
 import (
 	"context"
@@ -173,7 +173,7 @@ func (s *sharedQueries) middleware(ctx context.Context, next graphql.ResponseHan
 		return next(ctx)
 	case oc.Operation.Operation == ast.Mutation:
 		s.release(q)
-		if id := callerID(ctx); id != "" {
+		if id := CallerID(ctx); id != "" {
 			s.unlist(id)
 			defer s.unlist(id)
 		}

@@ -1,4 +1,4 @@
-package facade
+package gqlhttp
 
 import (
 	"bytes"
@@ -82,34 +82,4 @@ func keys(t *testing.T, b []byte) string {
 		}
 	}
 	return out
-}
-
-// The facade's own extensions are written as encoding/json writes them,
-// whatever the request id holds; anything else goes to encoding/json.
-func TestAppendExtensions_IsEncodingJSON(t *testing.T) {
-	limit, remaining, at := 100, 42, "2026-11-24T01:00:00Z"
-	rl := &rateLimitReport{Limit: &limit, Remaining: &remaining, ResetAt: &at}
-	for _, ext := range []map[string]any{
-		{"upstream": upstreamReport{Calls: 2, RateLimit: &rateLimitReport{Unlimited: true}}},
-		{"upstream": upstreamReport{Calls: 1, RateLimit: &rateLimitReport{Limit: &limit}}},
-		{"upstream": upstreamReport{Calls: 3}},
-		{"upstream": upstreamReport{Calls: 0, RateLimit: rl}, "requestId": "0b6f2c"},
-		{"requestId": "<a>"},
-		{"requestId": "a&b"},
-		{"requestId": `"q"`},
-		{"requestId": "é\n\x01\\"},
-		{"requestId": "r", "other": map[string]any{"b": 1, "a": []int{2}}, "upstream": upstreamReport{Calls: 1}},
-	} {
-		want, err := json.Marshal(ext)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := appendExtensions([]byte("x"), ext)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if string(got) != "x"+string(want) {
-			t.Errorf("appendExtensions(%v) = %s, want x%s", ext, got, want)
-		}
-	}
 }

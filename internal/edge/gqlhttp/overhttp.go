@@ -1,4 +1,4 @@
-package facade
+package gqlhttp
 
 import (
 	"bytes"
@@ -23,8 +23,9 @@ import (
 // for any other method lists them.
 const allowedMethods = "GET, POST, OPTIONS"
 
-// overHTTP adjusts gqlgen's answers to the GraphQL-over-HTTP specification
-// (checked by the graphql-http audit in CI) before and after gqlgen runs:
+// overHTTP answers a request as the GraphQL-over-HTTP specification asks
+// (checked by the graphql-http audit in CI), where gqlgen's own transports
+// would answer otherwise:
 //
 //   - a method other than GET, POST and OPTIONS is refused with 405 and
 //     Allow (gqlgen would answer 400 "transport not supported");
@@ -32,7 +33,7 @@ const allowedMethods = "GET, POST, OPTIONS"
 //     would answer 400 in text/plain);
 //   - a request without a document (no "query" and no persisted query) is
 //     a bad request: 400, before any execution;
-//   - a body that is a JSON array is a batch of at most maxBatch requests
+//   - a body that is a JSON array is a batch of at most MaxBatch requests
 //     (see decodeBatch), refused whole with 400 when it is not one;
 //   - an operationName over maxOperationNameBytes (a GET's, a POST's, or
 //     one of a batch's) is refused with 400 and QUERY_LIMIT_EXCEEDED
@@ -47,94 +48,104 @@ const allowedMethods = "GET, POST, OPTIONS"
 //
 // Every refusal is a JSON body with an extensions.code, like the errors of
 // GraphQL itself, so that a client has one way to read them, and with the
-// request's id in extensions.requestId; each is logged in one line. m
-// (nil: none) counts the requests refused by a limit (bodyBytes,
-// batchSize, operationName).
-func overHTTP(log *slog.Logger, m *metrics.Metrics, maxBatch int, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		refused := refusedRequest{w: w, ctx: r.Context(), log: log}
-		switch r.Method {
-		case http.MethodGet:
-			if name := r.URL.Query().Get("operationName"); len(name) > maxOperationNameBytes {
-				refused.operationNameTooLong(m, len(name), -1)
-				return
-			}
-		case http.MethodOptions:
-		case http.MethodPost:
-			ctx, ok := readPost(r, refused, m, maxBatch)
-			if !ok {
-				return
-			}
-			r = r.WithContext(ctx)
-		default:
-			w.Header().Set("Allow", allowedMethods)
-			refused.answer(http.StatusMethodNotAllowed, graph.CodeMethodNotAllowed,
-				"method "+r.Method+" is not allowed; send GET or POST")
+// request's id in extensions.requestId; each is logged in one line, and
+// those of a limit (bodyBytes, batchSize, operationName) are counted.
+func (s *server) overHTTP(w http.ResponseWriter, r *http.Request) {
+	refused := refusedRequest{w: w, ctx: r.Context(), log: s.opts.Log}
+	m := s.opts.Metrics
+	switch r.Method {
+	case http.MethodGet:
+		if name := r.URL.Query().Get("operationName"); len(name) > maxOperationNameBytes {
+			refused.operationNameTooLong(m, len(name), -1)
 			return
 		}
-		next.ServeHTTP(&statusWriter{ResponseWriter: w, method: r.Method, refused: refused}, r)
-	})
+		s.getAnswer(&statusWriter{ResponseWriter: w, method: r.Method, refused: refused}, r)
+	case http.MethodOptions:
+		w.Header().Set("Allow", allowedMethods)
+		w.WriteHeader(http.StatusOK)
+	case http.MethodPost:
+		req, ok := readPost(r, refused, m, s.opts.MaxBatch)
+		if !ok {
+			return
+		}
+		s.postAnswer(&statusWriter{ResponseWriter: w, method: r.Method, refused: refused}, r, req)
+	default:
+		w.Header().Set("Allow", allowedMethods)
+		refused.answer(http.StatusMethodNotAllowed, graph.CodeMethodNotAllowed,
+			"method "+r.Method+" is not allowed; send GET or POST")
+	}
 }
 
-// readPost reads and decodes the body of a POST to /graphql and returns
-// the request's context carrying what it decoded (a request, or a batch's
-// requests) for postTransport; ok is false when it refused the request
-// instead (refused answered it).
-func readPost(r *http.Request, refused refusedRequest, m *metrics.Metrics, maxBatch int) (_ context.Context, ok bool) {
+// postRequest is a POST as readPost decoded it: one request (its
+// parameters and its body, which names it for sharing), or a batch.
+type postRequest struct {
+	params *graphql.RawParams
+	body   string
+	batch  []*graphql.RawParams
+}
+
+// readPost reads and decodes the body of a POST to /graphql; ok is false
+// when it refused the request instead (refused answered it).
+func readPost(r *http.Request, refused refusedRequest, m *metrics.Metrics, maxBatch int) (_ postRequest, ok bool) {
 	if !isJSON(r.Header.Get("Content-Type")) {
 		refused.answer(http.StatusUnsupportedMediaType, graph.CodeUnsupportedMediaType,
 			"the body of a POST must be application/json")
-		return nil, false
+		return postRequest{}, false
 	}
 	body, err := readBody(r)
 	if tooLarge := new(http.MaxBytesError); errors.As(err, &tooLarge) {
 		// Refused after reading at most the limit: a megabyte of
 		// padding costs a stranger's request nothing more.
-		m.QueryLimitRefused(limitBodyBytes)
+		m.QueryLimitRefused(LimitBodyBytes)
 		refused.answerError(http.StatusRequestEntityTooLarge, map[string]any{
 			"message":    fmt.Sprintf("the request body is larger than %d bytes", tooLarge.Limit),
-			"extensions": map[string]any{"code": querylimit.Code, "limit": limitBodyBytes, "max": tooLarge.Limit},
+			"extensions": map[string]any{"code": querylimit.Code, "limit": LimitBodyBytes, "max": tooLarge.Limit},
 		})
-		return nil, false
+		return postRequest{}, false
 	}
 	if err != nil {
 		refused.answer(http.StatusBadRequest, graph.CodeBadRequest, "the request body could not be read")
-		return nil, false
+		return postRequest{}, false
 	}
 	if isBatch(body) {
-		ops, problem := decodeBatch(body, maxBatch)
-		if problem != nil {
-			if ext, _ := problem.err["extensions"].(map[string]any); ext["limit"] == limitBatchSize {
-				m.QueryLimitRefused(limitBatchSize)
-			}
-			refused.answerError(problem.status, problem.err)
-			return nil, false
-		}
-		for i, op := range ops {
-			if len(op.OperationName) > maxOperationNameBytes {
-				refused.operationNameTooLong(m, len(op.OperationName), i)
-				return nil, false
-			}
-		}
-		return withBatch(r.Context(), ops), true
+		return readBatch(body, refused, m, maxBatch)
 	}
-	// Decoded once, here: postTransport takes the result.
+	// Decoded once, here: postAnswer takes the result.
 	params, err := decodeParams(body)
 	if err != nil {
 		// Said here, not by gqlgen, whose message quotes the whole
 		// body back to the sender.
 		refused.answer(http.StatusBadRequest, graph.CodeBadRequest, "the request body is not a JSON object of a GraphQL request: "+jsonProblem(err))
-		return nil, false
+		return postRequest{}, false
 	}
 	if params.Query == "" && params.Extensions["persistedQuery"] == nil {
 		refused.answer(http.StatusBadRequest, graph.CodeBadRequest, "the request has no query")
-		return nil, false
+		return postRequest{}, false
 	}
 	if len(params.OperationName) > maxOperationNameBytes {
 		refused.operationNameTooLong(m, len(params.OperationName), -1)
-		return nil, false
+		return postRequest{}, false
 	}
-	return withPosted(r.Context(), params, body), true
+	return postRequest{params: params, body: string(body)}, true
+}
+
+// readBatch decodes the body of a batch (see decodeBatch).
+func readBatch(body []byte, refused refusedRequest, m *metrics.Metrics, maxBatch int) (_ postRequest, ok bool) {
+	ops, problem := decodeBatch(body, maxBatch)
+	if problem != nil {
+		if ext, _ := problem.err["extensions"].(map[string]any); ext["limit"] == LimitBatchSize {
+			m.QueryLimitRefused(LimitBatchSize)
+		}
+		refused.answerError(problem.status, problem.err)
+		return postRequest{}, false
+	}
+	for i, op := range ops {
+		if len(op.OperationName) > maxOperationNameBytes {
+			refused.operationNameTooLong(m, len(op.OperationName), i)
+			return postRequest{}, false
+		}
+	}
+	return postRequest{batch: ops}, true
 }
 
 // maxOperationNameBytes bounds a request's operationName: a GraphQL name
@@ -143,19 +154,29 @@ func readPost(r *http.Request, refused refusedRequest, m *metrics.Metrics, maxBa
 // named in traces.
 const maxOperationNameBytes = 256
 
-// limitOperationName is the extensions.limit of a request whose
-// operationName is longer than maxOperationNameBytes, refused before
-// GraphQL reads it.
-const limitOperationName = "operationName"
+// outcomeFailed is the outcome the log line of a refused request names,
+// as the operations' log lines name one that answered no data.
+const outcomeFailed = "failed"
+
+// Limits of a request refused before GraphQL reads it, by their
+// extensions.limit (QUERY_LIMIT_EXCEEDED).
+const (
+	// LimitBodyBytes: a body over maxBodyBytes.
+	LimitBodyBytes = "bodyBytes"
+	// LimitOperationName: an operationName over maxOperationNameBytes.
+	LimitOperationName = "operationName"
+	// LimitBatchSize: a batch of more operations than MaxBatch.
+	LimitBatchSize = "batchSize"
+)
 
 // operationNameTooLong refuses a request whose operationName is n bytes
 // long (the index-th operation of its batch, or -1 for a single request),
 // and counts it in m (nil: none). Neither the answer nor the log line
 // holds any of the name.
 func (r refusedRequest) operationNameTooLong(m *metrics.Metrics, n, index int) {
-	m.QueryLimitRefused(limitOperationName)
+	m.QueryLimitRefused(LimitOperationName)
 	msg := fmt.Sprintf("the operationName is %d bytes long; the limit is %d", n, maxOperationNameBytes)
-	ext := map[string]any{"code": querylimit.Code, "limit": limitOperationName, "max": maxOperationNameBytes, "actual": n}
+	ext := map[string]any{"code": querylimit.Code, "limit": LimitOperationName, "max": maxOperationNameBytes, "actual": n}
 	if index >= 0 {
 		msg = fmt.Sprintf("the operationName of operation %d of the batch is %d bytes long; the limit is %d", index, n, maxOperationNameBytes)
 		ext["index"] = index

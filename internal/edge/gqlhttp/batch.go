@@ -1,8 +1,7 @@
-package facade
+package gqlhttp
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -51,18 +50,6 @@ import (
 // BatchHttpLink sends at most 10 operations a batch by default.
 const DefaultMaxBatch = 10
 
-// limitBatchSize is the extensions.limit of a batch with more operations
-// than the server takes, refused before GraphQL reads it.
-const limitBatchSize = "batchSize"
-
-type batchKey struct{}
-
-// withBatch returns ctx carrying the operations of a batch overHTTP
-// decoded, for postTransport.
-func withBatch(ctx context.Context, ops []*graphql.RawParams) context.Context {
-	return context.WithValue(ctx, batchKey{}, ops)
-}
-
 // isBatch reports whether a JSON body is an array (its first byte after
 // JSON's white space is '[').
 func isBatch(body []byte) bool {
@@ -99,7 +86,7 @@ func decodeBatch(body []byte, maxBatch int) ([]*graphql.RawParams, *batchProblem
 	case len(elems) > maxBatch:
 		return nil, &batchProblem{status: http.StatusBadRequest, err: map[string]any{
 			"message":    fmt.Sprintf("the batch holds %d operations; this server takes at most %d in one request", len(elems), maxBatch),
-			"extensions": map[string]any{"code": querylimit.Code, "limit": limitBatchSize, "max": maxBatch, "count": len(elems)},
+			"extensions": map[string]any{"code": querylimit.Code, "limit": LimitBatchSize, "max": maxBatch, "count": len(elems)},
 		}}
 	}
 	ops := make([]*graphql.RawParams, len(elems))
