@@ -596,7 +596,7 @@ func refuseTooExpensive(refuse refuseFunc, maxCalls int) graphql.OperationMiddle
 		oc := graphql.GetOperationContext(ctx)
 		planned := rootCosts.Of(oc, func() int { return graph.RootCost(ctx, oc) })
 		var tooExpensive *planner.TooExpensiveError
-		if !errors.As(l.Affordable(ctx, planned), &tooExpensive) {
+		if !errors.As(l.Budget().Affordable(ctx, planned), &tooExpensive) {
 			return next(ctx)
 		}
 		budget := tooExpensive.Budget // the key's share of its hourly limit, when lower

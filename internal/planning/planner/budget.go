@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"sync"
+	"sync/atomic"
 
 	"github.com/suregql/suregql/restclient"
 )
@@ -13,10 +15,10 @@ import (
 //
 //   - the budget is a quarter of the key's hourly limit (25 calls of a
 //     standard key of 100), learnt from the first answer, and never more
-//     than Shared.MaxCalls (Budget); a server without a limit (self-hosted,
+//     than Shared.MaxCalls (Budget.Max); a server without a limit (self-hosted,
 //     "Infinity" headers) leaves Shared.MaxCalls alone;
 //   - before execution, the facade refuses an operation whose root fields
-//     alone need more (graph.RootCost against Budget): QUERY_TOO_EXPENSIVE
+//     alone need more (graph.RootCost against Budget.Affordable): QUERY_TOO_EXPENSIVE
 //     at no call;
 //   - a strategy that sends a batch of calls reserves them first (Reserve),
 //     so a batch is sent whole or not at all, even beside other fields
@@ -59,11 +61,39 @@ const limitShare = 4
 // standard tier.
 const standardLimit = 100
 
-// Budget returns the upstream calls the operation's plan may spend: a
-// quarter of the key's hourly limit (as last reported, or the standard
-// tier's until an answer tells it), and never more than MaxCalls. 0 means
+// Budget is what an operation's plan may still spend upstream (see the
+// rules above): what its calls spent, what its batches hold, and the cap.
+// A Planner has one (Planner.Budget), shared by the operations of a
+// batch.
+type Budget struct {
+	// max returns the cap now (0: none): it may read the shared
+	// rate-limit store, so it is called outside mu.
+	max    func() int
+	capped bool         // a cap is set at all (Shared.MaxCalls > 0)
+	sends  atomic.Int64 // requests let through: the calls made, retries included
+	firsts atomic.Int64 // first attempts among them: what the budget counts
+	// reserved is what reservations set aside and have not spent yet
+	// (Reserve). mu orders the changes of firsts and reserved, so that
+	// together they never pass the cap.
+	reserved atomic.Int64
+	mu       sync.Mutex
+}
+
+// Budget returns the operation's budget.
+func (l *Planner) Budget() *Budget { return &l.budget }
+
+// Max returns the calls the operation's plan may spend in all; 0 means
 // no cap.
-func (l *Planner) Budget() int {
+func (b *Budget) Max() int { return b.max() }
+
+// Calls returns how many requests the operation sent upstream so far
+// (retries included): every request passes the gate once.
+func (b *Budget) Calls() int { return int(b.sends.Load()) }
+
+// maxCalls is the cap of l's budget: a quarter of the key's hourly limit
+// (as last reported, or the standard tier's until an answer tells it),
+// and never more than MaxCalls. 0 means no cap.
+func (l *Planner) maxCalls() int {
 	ceiling := l.shared.MaxCalls
 	if ceiling <= 0 {
 		return 0
@@ -83,25 +113,25 @@ func (l *Planner) Budget() int {
 // Affordable returns a *TooExpensiveError when n more calls, sent with
 // ctx, would take the operation past its budget: what other fields have
 // reserved is not theirs to take, and what ctx's own reservation holds is.
-func (l *Planner) Affordable(ctx context.Context, n int) error {
-	if n <= 0 || l.shared.MaxCalls <= 0 {
+func (b *Budget) Affordable(ctx context.Context, n int) error {
+	if n <= 0 || !b.capped {
 		return nil
 	}
-	if l.firsts.Load()+l.reserved.Load()+int64(n) <= 1 {
+	if b.firsts.Load()+b.reserved.Load()+int64(n) <= 1 {
 		// Every capped budget allows one call: no need to learn the key's
 		// limit (a round trip, when replicas share it) to know that.
 		return nil
 	}
-	max := int64(l.Budget()) // may read the shared rate-limit store: outside the lock
-	l.budgetMu.Lock()
-	defer l.budgetMu.Unlock()
-	return l.refusal(ctx, max, int64(n))
+	max := int64(b.max()) // may read the shared rate-limit store: outside the lock
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.refusal(ctx, max, int64(n))
 }
 
 // refusal returns a *TooExpensiveError when n more calls sent with ctx do
-// not fit max, or nil. l.budgetMu is held.
-func (l *Planner) refusal(ctx context.Context, max, n int64) error {
-	spent, others := l.firsts.Load(), l.reserved.Load()
+// not fit max, or nil. b.mu is held.
+func (b *Budget) refusal(ctx context.Context, max, n int64) error {
+	spent, others := b.firsts.Load(), b.reserved.Load()
 	if own := reservationIn(ctx); own != nil {
 		others -= own.left
 	}
@@ -112,7 +142,7 @@ func (l *Planner) refusal(ctx context.Context, max, n int64) error {
 }
 
 // reservation is budget set aside for one batch of calls (Reserve).
-type reservation struct{ left int64 } // guarded by Planner.budgetMu
+type reservation struct{ left int64 } // guarded by Budget.mu
 
 type reservationKey struct{}
 
@@ -129,31 +159,31 @@ func reservationIn(ctx context.Context) *reservation {
 //
 // Within a reservation (ctx carries one), its own calls are available: a
 // nested batch takes them over first.
-func (l *Planner) Reserve(ctx context.Context, n int) (context.Context, func(), error) {
-	if n <= 0 || l.shared.MaxCalls <= 0 {
+func (b *Budget) Reserve(ctx context.Context, n int) (context.Context, func(), error) {
+	if n <= 0 || !b.capped {
 		return ctx, func() {}, nil
 	}
 	if n == 1 {
 		// One call is whole by itself: the gate sends it or refuses it.
-		return ctx, func() {}, l.Affordable(ctx, 1)
+		return ctx, func() {}, b.Affordable(ctx, 1)
 	}
-	max := int64(l.Budget()) // may read the shared rate-limit store: outside the lock
-	l.budgetMu.Lock()
-	defer l.budgetMu.Unlock()
-	if err := l.refusal(ctx, max, int64(n)); err != nil {
+	max := int64(b.max()) // may read the shared rate-limit store: outside the lock
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.refusal(ctx, max, int64(n)); err != nil {
 		return ctx, func() {}, err
 	}
 	if outer := reservationIn(ctx); outer != nil {
 		taken := min(outer.left, int64(n))
 		outer.left -= taken
-		l.reserved.Add(-taken)
+		b.reserved.Add(-taken)
 	}
-	l.reserved.Add(int64(n))
+	b.reserved.Add(int64(n))
 	r := &reservation{left: int64(n)}
 	release := func() {
-		l.budgetMu.Lock()
-		defer l.budgetMu.Unlock()
-		l.reserved.Add(-r.left)
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		b.reserved.Add(-r.left)
 		r.left = 0
 	}
 	return context.WithValue(ctx, reservationKey{}, r), release, nil
@@ -181,24 +211,30 @@ func (l *Planner) gate(ctx context.Context, method, path string, attempt int) er
 			}
 		}
 	}
+	return l.budget.admit(ctx, attempt)
+}
+
+// admit lets one request through the budget: the hard cap behind
+// Affordable and Reserve (see gate).
+func (b *Budget) admit(ctx context.Context, attempt int) error {
 	if attempt > 0 {
-		l.sends.Add(1)
+		b.sends.Add(1)
 		return nil
 	}
-	max := int64(l.Budget()) // may read the shared rate-limit store: outside the lock
-	l.budgetMu.Lock()
-	defer l.budgetMu.Unlock()
+	max := int64(b.max()) // may read the shared rate-limit store: outside the lock
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	switch r := reservationIn(ctx); {
 	case r != nil && r.left > 0:
 		r.left--
-		l.reserved.Add(-1)
+		b.reserved.Add(-1)
 	case max <= 0:
-	case r != nil && l.firsts.Load() >= max:
-		return &TooExpensiveError{Budget: int(max), Spent: int(l.firsts.Load()), Planned: 1}
-	case r == nil && l.firsts.Load()+l.reserved.Load() >= max:
-		return &TooExpensiveError{Budget: int(max), Spent: int(l.firsts.Load()), Reserved: int(l.reserved.Load()), Planned: 1}
+	case r != nil && b.firsts.Load() >= max:
+		return &TooExpensiveError{Budget: int(max), Spent: int(b.firsts.Load()), Planned: 1}
+	case r == nil && b.firsts.Load()+b.reserved.Load() >= max:
+		return &TooExpensiveError{Budget: int(max), Spent: int(b.firsts.Load()), Reserved: int(b.reserved.Load()), Planned: 1}
 	}
-	l.firsts.Add(1)
-	l.sends.Add(1)
+	b.firsts.Add(1)
+	b.sends.Add(1)
 	return nil
 }

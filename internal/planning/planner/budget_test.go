@@ -35,11 +35,11 @@ func TestReserve_HoldsItsCallsAgainstOthers(t *testing.T) {
 	if _, err := l.Client().ListChats(ctx, 1); err != nil { // 1 of 4 spent
 		t.Fatal(err)
 	}
-	batch, release, err := l.Reserve(ctx, 3) // the 3 left
+	batch, release, err := l.Budget().Reserve(ctx, 3) // the 3 left
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := l.Reserve(ctx, 1); !errors.As(err, &tooExpensive) {
+	if _, _, err := l.Budget().Reserve(ctx, 1); !errors.As(err, &tooExpensive) {
 		t.Errorf("a second reservation: %v, want TooExpensiveError", err)
 	}
 	if _, err := l.Client().ListChats(ctx, 2); !errors.As(err, &tooExpensive) {
@@ -71,7 +71,7 @@ func TestTooExpensive_SpentIsCallsMadeNotReserved(t *testing.T) {
 	if _, err := l.Client().ListChats(ctx, 1); err != nil { // 1 call made
 		t.Fatal(err)
 	}
-	_, release, err := l.Reserve(ctx, 3) // 3 reserved, none made yet
+	_, release, err := l.Budget().Reserve(ctx, 3) // 3 reserved, none made yet
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestTooExpensive_SpentIsCallsMadeNotReserved(t *testing.T) {
 	var tooExpensive *planner.TooExpensiveError
 	for name, err := range map[string]error{
 		"gate":    func() error { _, err := l.Client().ListChats(ctx, 2); return err }(),
-		"reserve": func() error { _, _, err := l.Reserve(ctx, 2); return err }(),
+		"reserve": func() error { _, _, err := l.Budget().Reserve(ctx, 2); return err }(),
 	} {
 		if !errors.As(err, &tooExpensive) {
 			t.Fatalf("%s: %v, want a TooExpensiveError", name, err)

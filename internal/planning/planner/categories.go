@@ -93,7 +93,7 @@ func (l *Planner) Categories(ctx context.Context, f CategoryFilter, r paging.Req
 // found larger is remembered (FamilySizes), and its narrowed lists are read
 // as such from then on.
 func (l *Planner) readFamilyPageInstead(ctx context.Context) {
-	if l.snapshot("") != nil || !l.familyLikelySmall() || l.Affordable(ctx, 1) != nil {
+	if l.snapshot("") != nil || !l.familyLikelySmall() || l.budget.Affordable(ctx, 1) != nil {
 		return
 	}
 	_, _ = l.familyFirstPage(ctx, "") // an error is reported by the list's own read
@@ -148,7 +148,7 @@ func ParseCategories(f CategoryFilter, args paging.Args) (paging.Request, error)
 func (l *Planner) categorySource(f CategoryFilter) paging.Source[*restclient.Category] {
 	return paging.Source[*restclient.Category]{
 		MaxPerPage: restclient.MaxPerPage,
-		Reserve:    l.Reserve,
+		Reserve:    l.budget.Reserve,
 		Order:      categoryOrder,
 		Fetch: func(ctx context.Context, page, perPage int) (paging.Page[*restclient.Category], error) {
 			var p *restclient.CategoryPage
@@ -163,7 +163,7 @@ func (l *Planner) categorySource(f CategoryFilter) paging.Source[*restclient.Cat
 					Classification: f.Classification, RootsOnly: f.RootsOnly, ParentID: f.ParentID,
 				})
 				if err == nil {
-					l.PrimeCategories(p.Categories)
+					l.primeCategories(p.Categories)
 				}
 			}
 			if err != nil {
@@ -194,7 +194,7 @@ func (l *Planner) categorySource(f CategoryFilter) paging.Source[*restclient.Cat
 // still hold the subcategories of the first roots), no probe is sent.
 func (l *Planner) lookAhead(ctx context.Context, class string, r paging.Request) {
 	window := r.Size()
-	if window == 0 || l.snapshot(class) != nil || l.Affordable(ctx, 1) != nil {
+	if window == 0 || l.snapshot(class) != nil || l.budget.Affordable(ctx, 1) != nil {
 		return
 	}
 	if size, known := l.familySize(class); known && FamilyPages(size)-1 > 1+window && !r.FromStart() {
@@ -205,7 +205,7 @@ func (l *Planner) lookAhead(ctx context.Context, class string, r paging.Request)
 		return
 	}
 	rest := FamilyPages(first.Pagination.TotalCount) - 1
-	if rest > 1+window || l.Affordable(ctx, rest) != nil {
+	if rest > 1+window || l.budget.Affordable(ctx, rest) != nil {
 		return
 	}
 	_, _ = l.readFamily(ctx, class)

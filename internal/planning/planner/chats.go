@@ -27,7 +27,7 @@ func ParseChats(args paging.Args) (paging.Request, error) {
 func (l *Planner) Chats(ctx context.Context, r paging.Request) (paging.Result[*restclient.ChatSummary], error) {
 	return paging.Load(ctx, r, paging.Source[*restclient.ChatSummary]{
 		FixedPageSize: restclient.ChatsPerPage,
-		Reserve:       l.Reserve,
+		Reserve:       l.budget.Reserve,
 		Order:         chatOrder,
 		Fetch: func(ctx context.Context, page, _ int) (paging.Page[*restclient.ChatSummary], error) {
 			p, err := l.client.ListChats(ctx, page)
@@ -120,7 +120,7 @@ func (l *Planner) Messages(ctx context.Context, chat ChatRef, r paging.Request) 
 	}
 	return paging.Load(ctx, r, paging.Source[*restclient.Message]{
 		FixedPageSize: l.messagesPerPage(),
-		Reserve:       l.Reserve,
+		Reserve:       l.budget.Reserve,
 		Order:         messageOrder,
 		Fetch: func(ctx context.Context, page, _ int) (paging.Page[*restclient.Message], error) {
 			mp := chat.Shown

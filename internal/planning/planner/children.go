@@ -194,7 +194,7 @@ func (l *Planner) answerViaFamily(ctx context.Context, p *childPlan) error {
 	if size, ok := l.familySize(p.class); ok {
 		need = max(need, size) // a planning hint from an earlier operation
 	}
-	if len(p.pending) < 2 || FamilyPages(need) >= len(p.pending) || l.Affordable(ctx, 1) != nil {
+	if len(p.pending) < 2 || FamilyPages(need) >= len(p.pending) || l.budget.Affordable(ctx, 1) != nil {
 		return nil
 	}
 	first, err := l.familyFirstPage(ctx, p.class)
@@ -203,7 +203,7 @@ func (l *Planner) answerViaFamily(ctx context.Context, p *childPlan) error {
 	}
 	p.answerFromPage(first)
 	rest := FamilyPages(first.Pagination.TotalCount) - 1
-	if p.done() || rest <= 0 || rest >= len(p.pending) || l.Affordable(ctx, rest) != nil {
+	if p.done() || rest <= 0 || rest >= len(p.pending) || l.budget.Affordable(ctx, rest) != nil {
 		return nil
 	}
 	all, err := l.readFamily(ctx, p.class)
@@ -220,7 +220,7 @@ func (l *Planner) answerViaFamily(ctx context.Context, p *childPlan) error {
 // answerPerParent sends one filtered list per parent left, in parallel,
 // only if all of them fit the budget.
 func (l *Planner) answerPerParent(ctx context.Context, p *childPlan) {
-	ctx, release, err := l.Reserve(ctx, len(p.pending))
+	ctx, release, err := l.budget.Reserve(ctx, len(p.pending))
 	if err != nil {
 		p.refuseAll(err)
 		return
@@ -244,7 +244,7 @@ func (l *Planner) childrenOf(ctx context.Context, parentID string) (list []*rest
 	if err != nil {
 		return nil, err
 	}
-	l.PrimeCategories(page.Categories)
+	l.primeCategories(page.Categories)
 	if total := page.Pagination.TotalCount; total > len(page.Categories) {
 		f := CategoryFilter{ParentID: parentID}
 		res, err := paging.Load(ctx, paging.Range(f.List(), 0, total).WithKnownTotal(total), l.categorySource(f))

@@ -21,3 +21,7 @@ func (l *Planner) ExpectChildren(keys ...ParentKey) { l.kids.Expect(keys...) }
 func (l *Planner) LookAhead(ctx context.Context, class string, r paging.Request) {
 	l.lookAhead(ctx, class, r)
 }
+
+// Client exposes the caller's upstream client (keyed, counted, memoized)
+// to the tests.
+func (l *Planner) Client() *restclient.Client { return l.client }

@@ -34,7 +34,7 @@ func (l *Planner) familyFirstPage(ctx context.Context, class string) (*restclien
 		if err != nil {
 			return nil, err
 		}
-		l.PrimeCategories(p.Categories)
+		l.primeCategories(p.Categories)
 		if l.shared.FamilySizes != nil {
 			l.shared.FamilySizes.Observe(l.apiKey, class, p.Pagination.TotalCount)
 		}

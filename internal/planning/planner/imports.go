@@ -84,7 +84,7 @@ func (l *Planner) Imports(ctx context.Context, f ImportFilter, r paging.Request,
 	}
 	res, err := paging.Load(ctx, r, paging.Source[*restclient.ImportSummary]{
 		MaxPerPage: restclient.ImportsMaxPerPage,
-		Reserve:    l.Reserve,
+		Reserve:    l.budget.Reserve,
 		Order:      importOrder,
 		Fetch: func(ctx context.Context, page, perPage int) (paging.Page[*restclient.ImportSummary], error) {
 			p, err := l.client.ListImports(ctx, restclient.ListImportsOptions{Page: page, PerPage: perPage, Status: f.Status, Type: f.Type})
@@ -124,7 +124,7 @@ func (l *Planner) Imports(ctx context.Context, f ImportFilter, r paging.Request,
 // in the operation's memo for the fields that asked. When it does not, the
 // fields ask one by one, and those past the budget are refused.
 func (l *Planner) lookUpImports(ctx context.Context, items []*restclient.ImportSummary) {
-	ctx, release, err := l.Reserve(ctx, len(items))
+	ctx, release, err := l.budget.Reserve(ctx, len(items))
 	if err != nil {
 		return
 	}

@@ -58,9 +58,9 @@ func (k *knownCategories) add(cats []restclient.Category) {
 	}
 }
 
-// PrimeCategories remembers categories from a list or show answer, so that
+// primeCategories remembers categories from a list or show answer, so that
 // later lookups by id (and of parents) cost nothing.
-func (l *Planner) PrimeCategories(cats []restclient.Category) {
+func (l *Planner) primeCategories(cats []restclient.Category) {
 	l.learnCategories(cats)
 	l.known.add(cats)
 	if l.shared.Kinds != nil {
@@ -79,7 +79,7 @@ func (l *Planner) PrimeCategories(cats []restclient.Category) {
 // *NotFoundError.
 func (l *Planner) Category(ctx context.Context, id string, want Want) (*restclient.Category, error) {
 	c := l.known.get(id)
-	if c == nil && want.Subcategories && l.familyLikelySmall() && l.Affordable(ctx, 1) == nil {
+	if c == nil && want.Subcategories && l.familyLikelySmall() && l.budget.Affordable(ctx, 1) == nil {
 		first, err := l.familyFirstPage(ctx, "")
 		if err != nil {
 			return nil, err
@@ -170,7 +170,7 @@ func recoverInto(err *error) {
 // the call. When the page holds the whole family, the other ids are not
 // found, without a call each.
 func (l *Planner) fromFamilyFirstPage(ctx context.Context, ids []string, out []*restclient.Category, errs []error) {
-	if !l.familyLikelySmall() || l.Affordable(ctx, 1) != nil {
+	if !l.familyLikelySmall() || l.budget.Affordable(ctx, 1) != nil {
 		return
 	}
 	first, err := l.familyFirstPage(ctx, "")

@@ -344,7 +344,7 @@ func (r *nodeRun) plan(ctx context.Context) {
 		}
 	}
 	if len(open) > 0 {
-		ctx, release, err := l.Reserve(ctx, r.calls(open))
+		ctx, release, err := l.budget.Reserve(ctx, r.calls(open))
 		if err != nil {
 			for _, s := range open {
 				r.fail(s, KindUnknown, err)
@@ -795,7 +795,7 @@ func readRest[T any](ctx context.Context, l *Planner, first listPage[T], rest in
 	fetch func(context.Context, int) (listPage[T], error),
 ) (items map[string]*T, complete bool) {
 	items = first.items
-	ctx, release, err := l.Reserve(ctx, rest)
+	ctx, release, err := l.budget.Reserve(ctx, rest)
 	if err != nil {
 		return items, false
 	}
@@ -834,7 +834,7 @@ func (r *nodeRun) shows(ctx context.Context, k Kind, n int, ids []*nodeState, lo
 	if len(ids) == 0 {
 		return
 	}
-	ctx, release, err := r.l.Reserve(ctx, n)
+	ctx, release, err := r.l.budget.Reserve(ctx, n)
 	if err != nil {
 		for _, s := range ids {
 			r.fail(s, k, err)

@@ -25,13 +25,13 @@ func WithOperationCalls(ctx context.Context) context.Context {
 
 // OperationCalls returns the upstream calls (retries included) sent under
 // ctx's counter (see WithOperationCalls); without a counter, those of the
-// request's Planner (Calls); 0 outside a request.
+// request's Planner (Budget.Calls); 0 outside a request.
 func OperationCalls(ctx context.Context) int {
 	if n, ok := ctx.Value(operationCallsKey{}).(*atomic.Int64); ok {
 		return int(n.Load())
 	}
 	if l := From(ctx); l != nil {
-		return l.Calls()
+		return l.budget.Calls()
 	}
 	return 0
 }

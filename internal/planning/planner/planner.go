@@ -110,13 +110,7 @@ type Planner struct {
 	keyErr  error
 	client  *restclient.Client
 	memo    *memo
-	sends   atomic.Int64 // requests let through the gate: the calls made
-	firsts  atomic.Int64 // first attempts among them: what the budget counts
-	// reserved is the budget set aside by reservations and not yet spent
-	// (Reserve). budgetMu orders the changes of firsts and reserved, so
-	// that together they never pass the budget.
-	reserved atomic.Int64
-	budgetMu sync.Mutex
+	budget  Budget
 	// refusedOutOfQuota is set once the gate refused a request because the
 	// key is known to be out of quota.
 	refusedOutOfQuota atomic.Bool
@@ -145,6 +139,7 @@ type Planner struct {
 func New(shared *Shared, caller callerkey.Caller) *Planner {
 	l := &Planner{shared: shared, apiKey: caller.Key, keyErr: caller.Err}
 	l.keyHash = keyHashOf(l.apiKey)
+	l.budget = Budget{max: l.maxCalls, capped: shared.MaxCalls > 0}
 	var cache, coalescer restcache.KeyedFetcher
 	if shared.Cache != nil {
 		cache = shared.Cache
@@ -199,13 +194,6 @@ func (l *Planner) Key() callerkey.Key { return l.apiKey }
 
 // KeyError returns why the request's key cannot be used, or nil.
 func (l *Planner) KeyError() error { return l.keyErr }
-
-// Client returns the caller's upstream client: keyed, counted and memoized.
-func (l *Planner) Client() *restclient.Client { return l.client }
-
-// Calls returns how many requests this operation sent upstream so far
-// (retries included): every request passes the gate once.
-func (l *Planner) Calls() int { return int(l.sends.Load()) }
 
 // RateLimit returns the last rate-limit headers seen for this key, in this
 // operation or an earlier one, or nil.

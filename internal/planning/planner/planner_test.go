@@ -222,7 +222,7 @@ func TestChildren_BatchesIntoFewCalls(t *testing.T) {
 				if calls > tc.wantCalls || calls < 1 {
 					t.Errorf("upstream calls = %d for %d roots, want 1..%d (requests: %v)", calls, len(keys), tc.wantCalls, lastRequests(up.fake, calls))
 				}
-				if got := l.Calls(); got != calls {
+				if got := l.Budget().Calls(); got != calls {
 					t.Errorf("Planner.Calls() = %d, want %d (what the upstream counted)", got, calls)
 				}
 
@@ -356,7 +356,7 @@ func TestAffordable(t *testing.T) {
 				}
 			}
 			before := up.fake.Calls()
-			err := l.Affordable(t.Context(), tc.n)
+			err := l.Budget().Affordable(t.Context(), tc.n)
 			wantCalls(t, up.fake, before, 0)
 			if tc.want == nil {
 				if err != nil {
@@ -394,7 +394,7 @@ func TestGate_RefusesPastTheBudget(t *testing.T) {
 		t.Errorf("repeat of the first call: got (%v, %v), want the category", c, err)
 	}
 	wantCalls(t, up.fake, before, 1)
-	if got := l.Calls(); got != 1 {
+	if got := l.Budget().Calls(); got != 1 {
 		t.Errorf("Calls() = %d, want 1", got)
 	}
 }
