@@ -8,6 +8,7 @@ import (
 )
 
 func TestErrors_Codes(t *testing.T) {
+	t.Parallel()
 	importQuery := `query($id: ID!) { import(id: $id) { id } }`
 	tests := []struct {
 		name      string
@@ -66,6 +67,8 @@ func TestErrors_Codes(t *testing.T) {
 }
 
 func TestErrors_UnavailableUpstreamTimesOut(t *testing.T) {
+	// Not parallel: it wants a 50 ms timeout to fire before a 1 s
+	// answer.
 	e := newEnv(t, withTimeout(50*time.Millisecond))
 	e.upstream.SetDelay(time.Second)
 	r := e.do(restclienttest.DemoKey, `{ categories(first: 1) { totalCount } }`, nil)
@@ -74,6 +77,7 @@ func TestErrors_UnavailableUpstreamTimesOut(t *testing.T) {
 
 // One failing field does not fail its siblings.
 func TestErrors_PartialResults(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.do(restclienttest.NoAIKey, `{ chats(first: 1) { totalCount } categories(first: 2) { nodes { name } } }`, nil)
 	wantError(t, r, "FORBIDDEN")
@@ -90,6 +94,7 @@ func TestErrors_PartialResults(t *testing.T) {
 }
 
 func TestImport(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	q := `query($id: ID!) { import(id: $id) { id type status accountId error createdAt updatedAt
 		configuration { dateColLabel amountColLabel nameColLabel categoryColLabel tagsColLabel notesColLabel accountColLabel dateFormat numberFormat signageConvention }
@@ -125,6 +130,7 @@ func TestImport(t *testing.T) {
 // A caller's Authorization header never reaches the upstream (it would make
 // Sure try OAuth and answer 401 for a valid key).
 func TestAuthorizationHeaderIsNotForwarded(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.client(restclienttest.DemoKey)
 	_ = c

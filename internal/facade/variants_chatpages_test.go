@@ -88,6 +88,7 @@ func (v *chatPagesOf25) list(r *http.Request) []any {
 }
 
 func TestVariant_ChatListPagesBy25(t *testing.T) {
+	t.Parallel()
 	v := &chatPagesOf25{t: t, shadow: restclienttest.New(), lists: map[string][]any{}}
 	e := newVariantEnv(t, v.wrap)
 	key := restclienttest.LargeFamilyKey

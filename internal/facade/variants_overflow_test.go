@@ -45,6 +45,7 @@ func (v *emptyOverflow) wrap(next http.Handler) http.Handler {
 }
 
 func TestVariant_OverflowAnswersAnEmptyPage(t *testing.T) {
+	t.Parallel()
 	v := &emptyOverflow{t: t}
 	e := newVariantEnv(t, v.wrap)
 	seed := restclienttest.New()

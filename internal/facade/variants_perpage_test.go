@@ -90,6 +90,7 @@ func wantRootsWindow(t *testing.T, e *env, key string, from, n int, c categoryCo
 func firstThree(s []string) []string { return s[:min(3, len(s))] }
 
 func TestVariant_CategoriesPerPageClampedAt50(t *testing.T) {
+	t.Parallel()
 	v := &perPageClamp{limit: 50}
 	e := newVariantEnv(t, v.wrap)
 	// The brief's query, as the playground opens it.

@@ -47,6 +47,7 @@ func (v *flaky503) wrap(next http.Handler) http.Handler {
 }
 
 func TestVariant_Proxy503BeforeEveryChatsGET(t *testing.T) {
+	t.Parallel()
 	v := &flaky503{pending: map[string]bool{}}
 	e := newVariantEnv(t, v.wrap)
 	seed := restclienttest.New()

@@ -90,6 +90,7 @@ func (v *otherSpellings) retime(c map[string]any) {
 }
 
 func TestVariant_OtherTimestampAndNullSpellings(t *testing.T) {
+	t.Parallel()
 	// run checks everything under the variant. With utcKnownBug, whether
 	// timestamps are rendered in UTC is left to a separate, skipped subtest.
 	run := func(t *testing.T, offset *time.Location, utcKnownBug bool) {

@@ -312,6 +312,7 @@ func demoLongChat(t *testing.T, e *env) restclienttest.Chat {
 // an identity edit, every answer is the fake's, byte for byte apart from
 // re-encoding.
 func TestVariant_IdentityWrapperChangesNothing(t *testing.T) {
+	t.Parallel()
 	identity := func(next http.Handler) http.Handler {
 		return rewriteJSON(t, next, func(_ *http.Request, _ int, body any) any { return body })
 	}

@@ -45,6 +45,7 @@ func (v *futureFields) add(x any) {
 }
 
 func TestVariant_UnknownFieldsEverywhere(t *testing.T) {
+	t.Parallel()
 	v := &futureFields{t: t}
 	ve := newVariantEnv(t, v.wrap)
 	base := newEnv(t) // the same seed, answered as UPSTREAM.md says

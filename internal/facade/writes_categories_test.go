@@ -41,6 +41,7 @@ type categoryTreeAnswer struct {
 // refuses (a taken name, a third level) is a user error; a blank name costs
 // no call; a read-only key is FORBIDDEN.
 func TestCreateCategory(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		opts []envOption
@@ -181,6 +182,7 @@ func testCreateCategory(t *testing.T, e *env) {
 // 404): createCategory is null with UNSUPPORTED_BY_UPSTREAM, for the one
 // call that shows it, then for none, for every key of that server.
 func TestCreateCategory_UnsupportedByALegacyServer(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, withUpstream(restclienttest.WithVersion(restclienttest.Legacy)))
 	r := e.do(restclienttest.DemoKey, createCategory, map[string]any{"in": map[string]any{"name": "Pet care"}})
 	wantCalls(t, r, 1)

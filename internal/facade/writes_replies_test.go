@@ -44,6 +44,7 @@ func (a newestAnswer) newest() (role, content string) {
 // (cached) are not reused after it; while the reply is pending every read
 // asks the server; the first read once it is due sees it.
 func TestSendChatMessage_ReadUntilTheReplyAppears(t *testing.T) {
+	t.Parallel()
 	forEachVersion(t, testSendThenRead, withAnswerCache)
 }
 
@@ -112,6 +113,7 @@ func testSendThenRead(t *testing.T, e *env, v restclienttest.Version) {
 // message time) and a page of a long chat that does not hold the newest
 // message (its message count). A chat frontend shows both.
 func TestSendChatMessage_ReplyNotHiddenByOtherCachedReads(t *testing.T) {
+	t.Parallel()
 	forEachVersion(t, testReplyNotHiddenByOtherCachedReads, withAnswerCache)
 }
 
@@ -198,6 +200,7 @@ func (h *holdOneShow) wrap(next http.Handler) http.Handler {
 // (nor its GET), and sees the message. The read in flight answers what it
 // read.
 func TestSendChatMessage_ReadInFlightIsNotShared(t *testing.T) {
+	t.Parallel()
 	for _, v := range versions {
 		t.Run(v.String(), func(t *testing.T) {
 			hold := newHoldOneShow()

@@ -65,6 +65,7 @@ const sendMessage = `mutation($in: SendChatMessageInput!) { sendChatMessage(inpu
 // call; an unknown chat is a NOT_FOUND user error; a key without the write
 // scope, or whose user has no AI features, is FORBIDDEN.
 func TestSendChatMessage(t *testing.T) {
+	t.Parallel()
 	forEachVersion(t, testSendChatMessage)
 }
 
@@ -160,6 +161,7 @@ const chatQuery = `query($id: ID!) { chat(id: $id) { id title messageCount } }`
 // it or was its own. Deleting it again, or an unknown chat, is a NOT_FOUND
 // user error; a read-only key is FORBIDDEN.
 func TestDeleteChat(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		opts []envOption
@@ -277,6 +279,7 @@ func testDeleteChat(t *testing.T, e *env, repeatCalls int) {
 // message: today's server answers "messages": [] (one read more, counted),
 // an older one answered them.
 func TestCreateChat_PayloadShowsTheFirstMessage(t *testing.T) {
+	t.Parallel()
 	forEachVersion(t, func(t *testing.T, e *env, v restclienttest.Version) {
 		var out struct {
 			CreateChat struct {
@@ -310,6 +313,7 @@ func TestCreateChat_PayloadShowsTheFirstMessage(t *testing.T) {
 // 500, read as a write whose outcome is unknown: it is a user error of its
 // field, at no call.
 func TestWrites_UnstorableTextIsAUserError(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := restclienttest.DemoKey
 	chat := e.upstream.Chats(key)[0]
