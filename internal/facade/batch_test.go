@@ -357,6 +357,9 @@ func cmpOr(s, def string) string {
 // can share (a lookup that wants subcategories reads the family's first
 // page, which the lists then answer from).
 func TestBatch_NeverCostsMoreThanOneOperation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("exhaustive run (240 envs): skipped with -short")
+	}
 	t.Parallel()
 	key := restclienttest.DemoKey
 	// A server with classifications (before v0.6.9), for the filter below.

@@ -92,7 +92,7 @@ func post(t testing.TB, hc *http.Client, url, key, query string, vars map[string
 func TestFaults_LoadWithFlakyUpstream(t *testing.T) {
 	// Not parallel: it counts the process's goroutines and heap.
 	if testing.Short() {
-		t.Skip("load test")
+		t.Skip("load run: skipped with -short")
 	}
 	// A generous per-attempt timeout: on a loaded 2-core machine (the race
 	// detector) an attempt may wait seconds for CPU, which is no upstream

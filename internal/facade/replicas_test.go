@@ -226,6 +226,9 @@ func walkLargeFamily(t *testing.T, replicas []*env) int {
 }
 
 func TestReplicas_LargeFamilyWalkRoundRobin(t *testing.T) {
+	if testing.Short() {
+		t.Skip("large-data run: skipped with -short")
+	}
 	t.Parallel()
 	one := walkLargeFamily(t, []*env{newEnv(t, withConfig(func(c *facade.Config) { c.CacheTTL = time.Minute }))})
 	three := walkLargeFamily(t, newCluster(t, 3, time.Minute).replicas)
@@ -240,6 +243,9 @@ func TestReplicas_LargeFamilyWalkRoundRobin(t *testing.T) {
 // replicas share state again.
 func TestReplicas_RedisKilledUnderLoad(t *testing.T) {
 	// Not parallel: it restarts Redis on a port it gave up meanwhile.
+	if testing.Short() {
+		t.Skip("load run: skipped with -short")
+	}
 	c := newCluster(t, 3, time.Minute)
 	const (
 		workers = 6
