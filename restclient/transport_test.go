@@ -16,6 +16,9 @@ import (
 // At 64 concurrent calls, NewTransport reuses its connections: the upstream
 // sees one new connection per concurrent caller, not one per call.
 func TestNewTransport_ReusesConnections(t *testing.T) {
+	if testing.Short() {
+		t.Skip("load run: skipped with -short")
+	}
 	const (
 		concurrency = 64
 		perCaller   = 200

@@ -42,6 +42,9 @@ func TestRun_Floor(t *testing.T) {
 func TestRun(t *testing.T) {
 	for _, ours := range []string{oursProcess, oursInProcess} {
 		t.Run(ours, func(t *testing.T) {
+			if ours == oursProcess && testing.Short() {
+				t.Skip("load run of the server built as a process: skipped with -short")
+			}
 			var out bytes.Buffer
 			cfg := config{c: 4, n: 40, seqN: 2, timeout: 30 * time.Second, ours: ours}
 			if err := run(&out, cfg); err != nil {

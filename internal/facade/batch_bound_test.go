@@ -16,6 +16,7 @@ import (
 // its answers' bytes reach the one operation's limit, and the rest are
 // refused with their code, not a truncated body.
 func TestBatch_BoundedAsAWhole(t *testing.T) {
+	t.Parallel()
 	var aliases []string
 	for i := range 20 {
 		aliases = append(aliases, fmt.Sprintf("a%d: categories(first: 100) { nodes { id name classification color icon subcategoriesCount createdAt updatedAt } }", i))

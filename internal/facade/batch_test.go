@@ -100,6 +100,7 @@ func (r batchResult) callsOf() []int {
 // answer from it, each answer in the order sent and reporting its own
 // calls. Sent one by one, the same operations cost 4 calls.
 func TestBatch_OperationsShareOneDataLayer(t *testing.T) {
+	t.Parallel()
 	key := restclienttest.DemoKey
 	e := newEnv(t)
 	food, _ := e.upstream.CategoryByName(key, "Food & Drink")
@@ -164,6 +165,7 @@ func TestBatch_OperationsShareOneDataLayer(t *testing.T) {
 // application/graphql-response+json an operation refused before it ran has
 // no "data" entry, as it would alone; the batch answers 200 either way.
 func TestBatch_ErrorsStayInTheirOperation(t *testing.T) {
+	t.Parallel()
 	deep := "{ categories(first: 1) { nodes { " + strings.Repeat("parent { ", 15) + "name" + strings.Repeat(" }", 15) + " } } }"
 	ops := []batchOp{
 		{Query: `{ chats(first: 2) { totalCount } }`},
@@ -204,6 +206,7 @@ func TestBatch_ErrorsStayInTheirOperation(t *testing.T) {
 // the mutation wrote (the data layer forgets the chats it read before),
 // a query before it does not.
 func TestBatch_MutationsApplyInOrder(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := restclienttest.DemoKey
 	const newest = `{ chats(first: 1) { totalCount nodes { title } } }`
@@ -237,6 +240,7 @@ func TestBatch_MutationsApplyInOrder(t *testing.T) {
 // spent it, an operation whose root fields need more is refused before
 // any call, saying what was spent, and the others still answer.
 func TestBatch_SharesOneBudget(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, withConfig(func(c *facade.Config) { c.MaxUpstreamCalls = 2 }))
 	r := postBatch(t, e, restclienttest.DemoKey, []batchOp{
 		{Query: `{ chats(first: 2) { totalCount } }`},
@@ -262,6 +266,8 @@ func TestBatch_SharesOneBudget(t *testing.T) {
 // fields, and the operations not started by then answer it without
 // running (no call).
 func TestBatch_DeadlineCoversTheBatch(t *testing.T) {
+	// Not parallel: the first operation's request must reach the upstream
+	// within the 300 ms deadline.
 	e := newEnv(t, withTimeout(time.Hour), withConfig(func(c *facade.Config) { c.OperationTimeout = 300 * time.Millisecond }))
 	release := e.upstream.Hold()
 	t.Cleanup(release)
@@ -282,6 +288,7 @@ func TestBatch_DeadlineCoversTheBatch(t *testing.T) {
 // Each operation of a batch is logged, counted and timed on its own, with
 // its own upstream calls.
 func TestBatch_EachOperationIsObserved(t *testing.T) {
+	t.Parallel()
 	m := metrics.New()
 	e, logs := jsonLogs(t, withConfig(func(c *facade.Config) { c.Metrics = m }))
 	postBatch(t, e, restclienttest.DemoKey, []batchOp{
@@ -314,6 +321,7 @@ func TestBatch_EachOperationIsObserved(t *testing.T) {
 // A batch larger than -max-batch is refused whole, before any operation
 // runs; one at the bound answers.
 func TestBatch_MaxBatch(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, withConfig(func(c *facade.Config) { c.MaxBatch = 2 }))
 	op := batchOp{Query: `{ categories(first: 1) { totalCount } }`}
 	if r := postBatch(t, e, restclienttest.DemoKey, []batchOp{op, op}, ""); r.calls != 1 {
@@ -349,6 +357,10 @@ func cmpOr(s, def string) string {
 // can share (a lookup that wants subcategories reads the family's first
 // page, which the lists then answer from).
 func TestBatch_NeverCostsMoreThanOneOperation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("exhaustive run (240 envs): skipped with -short")
+	}
+	t.Parallel()
 	key := restclienttest.DemoKey
 	// A server with classifications (before v0.6.9), for the filter below.
 	legacy := withUpstream(restclienttest.WithVersion(restclienttest.Legacy))

@@ -65,6 +65,7 @@ func wantSubtrees(t *testing.T, e *env, key string, roots []categoryNode) {
 }
 
 func TestBudget_DefaultTreeInOneCall(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var out struct{ Categories categoryConn }
 	r := e.ok(restclienttest.DemoKey, treeQuery, nil, &out)
@@ -83,6 +84,7 @@ func TestBudget_DefaultTreeInOneCall(t *testing.T) {
 // Connection arguments on subcategories still work when the answer comes
 // from memory, and its cursors are those of the upstream list.
 func TestBudget_SubcategoryWindowsFromMemory(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	q := `{ categories(rootsOnly: true, first: 100) { nodes { name
 		head: subcategories(first: 2) { totalCount nodes { name } pageInfo { hasNextPage hasPreviousPage endCursor } }
@@ -127,6 +129,7 @@ func TestBudget_SubcategoryWindowsFromMemory(t *testing.T) {
 }
 
 func TestBudget_ParentsOfTwoChildrenShareOneCall(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	a, _ := e.upstream.CategoryByName(restclienttest.DemoKey, "Restaurants")
 	b, _ := e.upstream.CategoryByName(restclienttest.DemoKey, "Coffee Shops")
@@ -147,6 +150,7 @@ func TestBudget_ParentsOfTwoChildrenShareOneCall(t *testing.T) {
 // The parents of every subcategory of a list are answered together: one
 // roots page, not one call per parent.
 func TestBudget_ParentsOfAListAreBatched(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	// The demo family fits the list: its roots prime the parents.
 	var out struct{ Categories categoryConn }
@@ -213,6 +217,7 @@ func TestBudget_ParentsOfAListAreBatched(t *testing.T) {
 }
 
 func TestBudget_LargeFamilyPageOfRootsWithSubcategories(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := restclienttest.LargeFamilyKey
 	var out struct{ Categories categoryConn }
@@ -225,6 +230,7 @@ func TestBudget_LargeFamilyPageOfRootsWithSubcategories(t *testing.T) {
 }
 
 func TestBudget_LargeFamilyWalkWithCache(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, withConfig(func(c *facade.Config) { c.CacheTTL = time.Minute }))
 	key := restclienttest.LargeFamilyKey
 	q := `query($after: String) { categories(rootsOnly: true, first: 100, after: $after) { nodes { name subcategories(first: 50) { nodes { name parent { name color } } } } pageInfo { hasNextPage endCursor } } }`
@@ -252,6 +258,7 @@ func TestBudget_LargeFamilyWalkWithCache(t *testing.T) {
 }
 
 func TestBudget_GuardRefusesExpensiveBatches(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, withConfig(func(c *facade.Config) { c.MaxUpstreamCalls = 5 }))
 	key := restclienttest.LargeFamilyKey
 	r := e.do(key, treeQuery, nil)
@@ -306,6 +313,7 @@ func TestBudget_GuardRefusesExpensiveBatches(t *testing.T) {
 }
 
 func TestBudget_FirstLevelOverBudgetIsRefusedBeforeAnyCall(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, withConfig(func(c *facade.Config) { c.MaxUpstreamCalls = 5 }))
 	// Six imports by id: six calls before any nested field.
 	var fields []string
@@ -326,6 +334,7 @@ func TestBudget_FirstLevelOverBudgetIsRefusedBeforeAnyCall(t *testing.T) {
 // A window whose pages are known only after the first one is refused whole
 // when the rest would pass the budget: the first page is the only call.
 func TestBudget_PagesBeyondTheBudgetAreNotSent(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, withConfig(func(c *facade.Config) { c.MaxUpstreamCalls = 3 }))
 	r := e.do(restclienttest.LargeFamilyKey, `{ chats(first: 100) { totalCount } categories(first: 1) { totalCount } }`, nil)
 	err := wantError(t, r, "QUERY_TOO_EXPENSIVE")
@@ -346,6 +355,7 @@ func TestBudget_PagesBeyondTheBudgetAreNotSent(t *testing.T) {
 }
 
 func TestBudget_CoalescesConcurrentIdenticalOperations(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name      string
 		keys      []string
@@ -412,6 +422,7 @@ func TestBudget_CoalescesConcurrentIdenticalOperations(t *testing.T) {
 }
 
 func TestBudget_CacheServesRepeatsAndSeesOwnWrites(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, withConfig(func(c *facade.Config) { c.CacheTTL = time.Minute }))
 	key := restclienttest.DemoKey
 	var first struct{ Chats chatConn }
@@ -435,6 +446,7 @@ func TestBudget_CacheServesRepeatsAndSeesOwnWrites(t *testing.T) {
 }
 
 func TestRateLimit(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	q := `{ rateLimit { limit remaining used resetAt } }`
 	var out struct {
@@ -461,6 +473,7 @@ func TestRateLimit(t *testing.T) {
 // Found in review: the first page the look-ahead reads answers the first
 // roots' subcategories even once the family is known to be large.
 func TestBudget_FirstRootsOfALargeFamily(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := restclienttest.LargeFamilyKey
 	q := `{ categories(rootsOnly: true, first: 10) { nodes { name subcategories { nodes { name parent { name color } } } } } }`
@@ -481,6 +494,7 @@ func TestBudget_FirstRootsOfALargeFamily(t *testing.T) {
 // the window after the last root needs that call; it cost none when cursors
 // carried the length, which let a kept or edited cursor set totalCount.
 func TestBudget_EmptyTreeWindowCostsOneCall(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := restclienttest.DemoKey
 	roots := 0
@@ -516,6 +530,7 @@ func TestBudget_EmptyTreeWindowCostsOneCall(t *testing.T) {
 // The same operation on the same data gets the same plan: the
 // subcategories of a page are planned together, whatever the scheduling.
 func TestBudget_PlansAreDeterministic(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, withConfig(func(c *facade.Config) { c.MaxUpstreamCalls = 20 }))
 	q := `{ categories(rootsOnly: true, first: 40) { nodes { subcategories(first: 50) { totalCount } } } }`
 	var first string
@@ -539,6 +554,7 @@ func TestBudget_PlansAreDeterministic(t *testing.T) {
 }
 
 func TestBudget_LookupsByID(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, withConfig(func(c *facade.Config) { c.MaxUpstreamCalls = 5 }))
 	// Six categories by id: the family's first page answers all of them, so
 	// the budget of 5 is no reason to refuse.
@@ -561,6 +577,7 @@ func TestBudget_LookupsByID(t *testing.T) {
 // A short list asked for a long window costs its own pages, not the
 // window's: the first page tells the list's length.
 func TestBudget_ShortListLongWindow(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var out struct{ Chats chatConn }
 	r := e.ok(restclienttest.DemoKey, `{ chats(first: 100) { totalCount nodes { title } } }`, nil, &out)

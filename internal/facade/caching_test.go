@@ -26,6 +26,7 @@ func varyNames(r httpResult) []string {
 // and a GET answer (the kind a shared cache might keep anyway) varies by
 // key, origin and media type.
 func TestHTTP_CachingHeaders(t *testing.T) {
+	t.Parallel()
 	const query = `{ categories(first: 1) { totalCount } }`
 	get := func(e *env, headers map[string]string) httpResult {
 		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, e.server.URL+"/graphql?query="+url.QueryEscape(query), nil)

@@ -67,6 +67,7 @@ const categoriesPage = `query($first: Int, $after: String, $last: Int, $before: 
 }`
 
 func TestCategories_FirstPageIsOneCall(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var out struct{ Categories categoryConn }
 	r := e.ok(restclienttest.DemoKey, `{ categories(first: 10) { nodes { id name } } }`, nil, &out)
@@ -78,6 +79,7 @@ func TestCategories_FirstPageIsOneCall(t *testing.T) {
 }
 
 func TestCategories_Filters(t *testing.T) {
+	t.Parallel()
 	forEachVersion(t, testCategoriesFilters)
 }
 
@@ -135,6 +137,7 @@ func testCategoriesFilters(t *testing.T, e *env, v restclienttest.Version) {
 // the whole family) is refused: after the one call that shows the server
 // has none, at no call.
 func TestCategories_ClassificationOfTodaysSure(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := restclienttest.DemoKey
 	filtered := `query($c: CategoryClassification) { categories(first: 100, classification: $c) { totalCount nodes { name classification } } }`
@@ -177,6 +180,7 @@ func TestCategories_ClassificationOfTodaysSure(t *testing.T) {
 
 // A first: 30 window at offset 45 fits page 2 of 38 (offsets 38..75): one call.
 func TestCategories_WindowFitsOnePage(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := restclienttest.LargeFamilyKey
 	all := seedNames(e.upstream.Categories(key))
@@ -195,6 +199,7 @@ func TestCategories_WindowFitsOnePage(t *testing.T) {
 // Walking the whole large family forward then backward through cursors
 // visits every category once, in order, across upstream page boundaries.
 func TestCategories_PagingForwardAndBackward(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := restclienttest.LargeFamilyKey
 	want := seedNames(e.upstream.Categories(key))[:230]
@@ -240,6 +245,7 @@ func TestCategories_PagingForwardAndBackward(t *testing.T) {
 }
 
 func TestCategories_LastWithoutBeforeUsesOverflowPage(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	all := seedNames(e.upstream.Categories(restclienttest.DemoKey))
 	var out struct{ Categories categoryConn }
@@ -257,6 +263,7 @@ func TestCategories_LastWithoutBeforeUsesOverflowPage(t *testing.T) {
 // past today's end: the upstream answers an overflowing page with its last
 // page, which must not be shown as the window.
 func TestCategories_OverflowPageIsNotDuplicated(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := restclienttest.LargeFamilyKey
 	total := len(e.upstream.Categories(key))
@@ -278,6 +285,7 @@ func TestCategories_OverflowPageIsNotDuplicated(t *testing.T) {
 // After the last item the window is empty, but the cursor does not say the
 // list still ends there: the one call tells today's length.
 func TestCategories_AfterLastItemCostsOneCall(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var out struct{ Categories categoryConn }
 	e.ok(restclienttest.DemoKey, categoriesPage, map[string]any{"first": 100}, &out)
@@ -318,6 +326,7 @@ func editCursor(t *testing.T, cursor, version, offset string, extra ...string) s
 // list's length: totalCount and hasNextPage stay those of the upstream, and
 // a cursor of the old format, which carried a length, is refused.
 func TestCategories_EditedCursorCannotSetTotalCount(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := restclienttest.DemoKey
 	all := seedNames(e.upstream.Categories(key))
@@ -356,6 +365,7 @@ func TestCategories_EditedCursorCannotSetTotalCount(t *testing.T) {
 // (subcategories_count): a window after the last one, or after a cursor
 // edited past the end, costs no call and keeps that length.
 func TestCategory_SubcategoriesAfterTheLastCostNothing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := restclienttest.DemoKey
 	food, _ := e.upstream.CategoryByName(key, "Food & Drink")
@@ -380,6 +390,7 @@ func TestCategory_SubcategoriesAfterTheLastCostNothing(t *testing.T) {
 }
 
 func TestCategories_CursorOfAnotherFilterIsRejected(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var out struct{ Categories categoryConn }
 	e.ok(restclienttest.DemoKey, categoriesPage, map[string]any{"first": 2, "rootsOnly": true}, &out)
@@ -389,6 +400,7 @@ func TestCategories_CursorOfAnotherFilterIsRejected(t *testing.T) {
 }
 
 func TestCategories_BadArguments(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	tests := []struct {
 		name string
@@ -416,6 +428,7 @@ func TestCategories_BadArguments(t *testing.T) {
 }
 
 func TestCategory_ByIDWithEmbeddedParent(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	restaurants, ok := e.upstream.CategoryByName(restclienttest.DemoKey, "Restaurants")
 	if !ok {
@@ -438,6 +451,7 @@ func TestCategory_ByIDWithEmbeddedParent(t *testing.T) {
 }
 
 func TestCategory_LeafSubcategoriesCostNothing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	restaurants, _ := e.upstream.CategoryByName(restclienttest.DemoKey, "Restaurants")
 	var out struct{ Category categoryNode }
@@ -450,6 +464,7 @@ func TestCategory_LeafSubcategoriesCostNothing(t *testing.T) {
 }
 
 func TestCategory_TreeOfRootsWithSubcategories(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	all := e.upstream.Categories(restclienttest.DemoKey)
 	children := map[string][]string{}
@@ -483,6 +498,7 @@ func TestCategory_TreeOfRootsWithSubcategories(t *testing.T) {
 }
 
 func TestCategory_NotFoundNullsOnlyThatField(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	other := e.upstream.Categories(restclienttest.OtherFamilyKey)[0]
 	var out struct {
@@ -506,6 +522,7 @@ func TestCategory_NotFoundNullsOnlyThatField(t *testing.T) {
 // a cursor asked through a fragment, a named one or an inline one, still
 // reads them, and the next page after it follows on.
 func TestCategories_CursorsThroughFragments(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	const query = `query($after: String) {
   categories(first: 3, after: $after) { nodes { name } ...Paging ... on CategoryConnection { pageInfo { endCursor } } }
@@ -529,6 +546,7 @@ fragment Paging on CategoryConnection { edges { cursor } }`
 // which holds them: one call, every time, however gqlgen orders the root
 // fields' goroutines (no timer decides when the lookups are planned).
 func TestCategory_LookupsBesideAListCostItsCall(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	cats := e.upstream.Categories(restclienttest.DemoKey)
 	a, b := cats[3], cats[len(cats)-1]

@@ -66,6 +66,7 @@ func seedChatTitles(chats []restclienttest.Chat) []string {
 }
 
 func TestChats_PagingAcrossFixedPages(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := restclienttest.LargeFamilyKey
 	want := seedChatTitles(e.upstream.Chats(key))
@@ -102,6 +103,7 @@ func TestChats_PagingAcrossFixedPages(t *testing.T) {
 }
 
 func TestChat_ShowWithMessagesAcrossPages(t *testing.T) {
+	t.Parallel()
 	forEachVersion(t, testChatShowWithMessagesAcrossPages)
 }
 
@@ -176,6 +178,7 @@ func testChatShowWithMessagesAcrossPages(t *testing.T, e *env, v restclienttest.
 }
 
 func TestChat_ToolCalls(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	q := `query($id: ID!) { chat(id: $id) { messages(first: 100) { nodes { role toolCalls { functionName functionArguments functionResult } } } } }`
 	var calls, nullResults int
@@ -203,6 +206,7 @@ func TestChat_ToolCalls(t *testing.T) {
 }
 
 func TestChat_CreateThenListAndRename(t *testing.T) {
+	t.Parallel()
 	forEachVersion(t, testChatCreateThenListAndRename)
 }
 
@@ -261,6 +265,7 @@ func testChatCreateThenListAndRename(t *testing.T, e *env, v restclienttest.Vers
 }
 
 func TestChat_MutationUserErrors(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	tests := []struct {
 		name, query string
@@ -318,6 +323,7 @@ func TestChat_MutationUserErrors(t *testing.T) {
 // Two keys of two families, queried in parallel, each see only their own
 // family's categories and chats.
 func TestKeysNeverSeeEachOthersData(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	keys := []string{restclienttest.DemoKey, restclienttest.OtherFamilyKey}
 	want := map[string]string{}
@@ -376,6 +382,7 @@ func createChats(t *testing.T, e *env, key string, n int) {
 // ones, for the one call that tells them. (With offset cursors, this
 // answered the chat the new one pushed down: an item the client had.)
 func TestChats_CursorKeptWhileTheListGrows(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		opts []envOption
@@ -433,6 +440,7 @@ func TestChats_CursorKeptWhileTheListGrows(t *testing.T) {
 // upstream's, whatever the offset. The old format, which carried a length,
 // is refused before any call.
 func TestChats_EditedCursorCannotSetTotalCount(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := restclienttest.DemoKey
 	want := seedChatTitles(e.upstream.Chats(key))

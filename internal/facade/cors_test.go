@@ -41,6 +41,7 @@ func varies(r httpResult) bool {
 }
 
 func TestCORS_Preflight(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, withConfig(func(c *facade.Config) { c.CORSOrigins = []string{appOrigin} }))
 	tests := []struct {
 		name, origin, method, headers string
@@ -95,6 +96,7 @@ func TestCORS_Preflight(t *testing.T) {
 }
 
 func TestCORS_ActualRequests(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, withConfig(func(c *facade.Config) { c.CORSOrigins = []string{appOrigin} }))
 	post := func(origin, contentType string) httpResult {
 		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, e.server.URL+"/graphql",
@@ -131,6 +133,7 @@ func TestCORS_ActualRequests(t *testing.T) {
 }
 
 func TestCORS_AnyOrigin(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, withConfig(func(c *facade.Config) { c.CORSOrigins = []string{"*"} }))
 	r := preflight(t, e, otherOrigin, "POST", "content-type,x-api-key")
 	if r.status != http.StatusNoContent || r.header.Get("Access-Control-Allow-Origin") != "*" {
@@ -141,6 +144,7 @@ func TestCORS_AnyOrigin(t *testing.T) {
 // Off by default: a preflight gets gqlgen's OPTIONS answer, which no
 // browser takes as a permission.
 func TestCORS_OffByDefault(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := preflight(t, e, appOrigin, "POST", "content-type,x-api-key")
 	if got := r.header.Get("Access-Control-Allow-Origin"); got != "" {

@@ -92,6 +92,7 @@ func chatIDs(chats []restclienttest.Chat) []string {
 // and reached at the end of a backward one), and the walk costs the calls
 // of the same walk on an unchanging list plus at most one per creation.
 func TestChats_WalkWhileAnotherClientCreatesChats(t *testing.T) {
+	t.Parallel()
 	const start = 45 // three pages of 20 upstream
 	for _, tc := range []struct {
 		name    string

@@ -22,6 +22,8 @@ const guard = 10 * time.Second
 // upstream client's own timeout is an hour, so only the deadline can end
 // the operation.
 func TestHTTP_OperationDeadline(t *testing.T) {
+	// Not parallel: both upstream requests must reach the upstream within
+	// the 300 ms deadline.
 	canceled := make(chan string, 10)
 	e := newEnv(t, withTimeout(time.Hour), withConfig(func(c *facade.Config) { c.OperationTimeout = 300 * time.Millisecond }),
 		withUpstreamWrapper(func(next http.Handler) http.Handler {
@@ -72,6 +74,7 @@ func TestHTTP_OperationDeadline(t *testing.T) {
 // detaches from it. (A mutation: writes are never shared between
 // requests, so the upstream call belongs to this request alone.)
 func TestHTTP_ClientGoneCancelsUpstream(t *testing.T) {
+	t.Parallel()
 	arrived, canceled, stop := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	e := newEnv(t, withTimeout(time.Hour), withUpstreamWrapper(func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

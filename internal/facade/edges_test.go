@@ -13,6 +13,7 @@ import (
 // GraphQL-over-HTTP specification names, and a JSON body with
 // extensions.code, before any document is read or upstream call made.
 func TestHTTP_MethodsAndMediaTypes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	const query = `{"query":"{ __typename }"}`
 	tests := []struct {
@@ -73,6 +74,7 @@ func TestHTTP_MethodsAndMediaTypes(t *testing.T) {
 // A plain OPTIONS (not a CORS preflight) is answered by gqlgen with the
 // methods the endpoint allows.
 func TestHTTP_PlainOptions(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	req, _ := http.NewRequestWithContext(t.Context(), http.MethodOptions, e.server.URL+"/graphql", nil)
 	r := send(t, req)
@@ -83,6 +85,7 @@ func TestHTTP_PlainOptions(t *testing.T) {
 
 // A body over the limit is 413; a body that breaks off is 400.
 func TestHTTP_BodyTooLarge(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	big := `{"query":"{ __typename }","variables":{"pad":"` + strings.Repeat("x", 1<<20) + `"}}`
 	r := postJSON(t, e, big, nil)

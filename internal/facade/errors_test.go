@@ -13,6 +13,7 @@ import (
 )
 
 func TestErrors_Codes(t *testing.T) {
+	t.Parallel()
 	importQuery := `query($id: ID!) { import(id: $id) { id } }`
 	tests := []struct {
 		name      string
@@ -75,6 +76,8 @@ func TestErrors_Codes(t *testing.T) {
 // fake (on a busy machine it may not have arrived in 50 ms), so the calls
 // reported can exceed those the fake counted, never the other way round.
 func TestErrors_UnavailableUpstreamTimesOut(t *testing.T) {
+	// Not parallel: it wants a 50 ms timeout to fire before a 1 s
+	// answer.
 	e := newEnv(t, withTimeout(50*time.Millisecond))
 	e.upstream.SetDelay(time.Second)
 	before := e.upstream.Calls()
@@ -94,6 +97,7 @@ func TestErrors_UnavailableUpstreamTimesOut(t *testing.T) {
 
 // One failing field does not fail its siblings.
 func TestErrors_PartialResults(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.do(restclienttest.NoAIKey, `{ chats(first: 1) { totalCount } categories(first: 2) { nodes { name } } }`, nil)
 	wantError(t, r, "FORBIDDEN")
@@ -110,6 +114,7 @@ func TestErrors_PartialResults(t *testing.T) {
 }
 
 func TestImport(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	q := `query($id: ID!) { import(id: $id) { id type status accountId error createdAt updatedAt
 		configuration { dateColLabel amountColLabel nameColLabel categoryColLabel tagsColLabel notesColLabel accountColLabel dateFormat numberFormat signageConvention }
@@ -145,6 +150,7 @@ func TestImport(t *testing.T) {
 // A caller's Authorization header never reaches the upstream (it would make
 // Sure try OAuth and answer 401 for a valid key).
 func TestAuthorizationHeaderIsNotForwarded(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.client(restclienttest.DemoKey)
 	_ = c

@@ -90,8 +90,9 @@ func post(t testing.TB, hc *http.Client, url, key, query string, vars map[string
 // the fault-free count; an operation fails no more often than a single GET
 // with its retries, plus one point; nothing is left running.
 func TestFaults_LoadWithFlakyUpstream(t *testing.T) {
+	// Not parallel: it counts the process's goroutines and heap.
 	if testing.Short() {
-		t.Skip("load test")
+		t.Skip("load run: skipped with -short")
 	}
 	// A generous per-attempt timeout: on a loaded 2-core machine (the race
 	// detector) an attempt may wait seconds for CPU, which is no upstream
@@ -220,6 +221,7 @@ func settledGoroutines(target int) int {
 // either settled by one read (confirmedByRead) or reported as
 // UPSTREAM_OUTCOME_UNKNOWN, never as "unavailable, try again".
 func TestFaults_WritesAreNeverDuplicated(t *testing.T) {
+	t.Parallel()
 	const creates = 200
 	e := newEnv(t, withRetry(restclient.RetryPolicy{MaxRetries: 2}))
 	e.upstream.SetRateLimit(restclienttest.DemoKey, 1_000_000)
@@ -281,6 +283,8 @@ func TestFaults_WritesAreNeverDuplicated(t *testing.T) {
 // arrives after the facade gave up: the chat was created, and the caller is
 // told it may have been, not to try again.
 func TestFaults_WriteAnsweredAfterTheTimeout(t *testing.T) {
+	// Not parallel: it wants a 50 ms timeout to fire before a 200 ms
+	// answer.
 	e := newEnv(t, withTimeout(50*time.Millisecond))
 	e.upstream.SetDelay(200 * time.Millisecond)
 	r := e.do(restclienttest.DemoKey, `mutation { createChat(input: { title: "slow" }) { chat { id } } }`, nil)
@@ -309,6 +313,7 @@ func TestFaults_WriteAnsweredAfterTheTimeout(t *testing.T) {
 // fails; the first one's new chat is still answered (the payloads are
 // nullable), so the client learns its id.
 func TestFaults_IndependentMutations(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	existing := e.upstream.Chats(restclienttest.DemoKey)[0]
 	// Only the PATCH matches: the POST's path has no trailing slash.
@@ -341,6 +346,7 @@ func TestFaults_IndependentMutations(t *testing.T) {
 // no request left, 2,000 operations make no call until the reset, and each
 // is told when to come back.
 func TestFaults_ExhaustedKeyIsRefusedLocally(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := restclienttest.OtherFamilyKey
 	e.upstream.SetRateLimit(key, 2)
@@ -373,6 +379,7 @@ func TestFaults_ExhaustedKeyIsRefusedLocally(t *testing.T) {
 // TestFaults_RevokedKeyLosesItsCache: with the cache on, a key the upstream
 // starts rejecting is not served its cached answers any more.
 func TestFaults_RevokedKeyLosesItsCache(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, withConfig(func(c *facade.Config) { c.CacheTTL = time.Hour }))
 	key := "revocable-key"
 	e.upstream.AddKey(key, restclienttest.DemoKey)
@@ -394,6 +401,7 @@ func TestFaults_RevokedKeyLosesItsCache(t *testing.T) {
 // whose calls run in parallel reports the lowest remaining of the window,
 // whatever order the answers arrived in.
 func TestFaults_ParallelCallsReportTheNewestRateLimit(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := restclienttest.LargeFamilyKey
 	// 50 parallel pages of the large family's categories.
@@ -413,6 +421,7 @@ func TestFaults_ParallelCallsReportTheNewestRateLimit(t *testing.T) {
 // TestFaults_FailedUpstreamCallsAreLogged: one WARN line per failed call,
 // with the endpoint template, status and attempt, never the key or an id.
 func TestFaults_FailedUpstreamCallsAreLogged(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	var mu sync.Mutex
 	log := slog.New(slog.NewJSONHandler(&lockedWriter{w: &buf, mu: &mu}, nil))

@@ -44,6 +44,10 @@ type treeAnswer struct {
 // fault-free data, never QUERY_TOO_EXPENSIVE, and the calls stay within
 // 1.3× the fault-free ones.
 func TestFaults_LargeTreeUnderFaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fault run: skipped with -short")
+	}
+	t.Parallel()
 	for _, tc := range []struct {
 		name       string
 		retries    int

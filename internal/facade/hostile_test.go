@@ -172,6 +172,7 @@ func (h hostileHTTP) request() *http.Request {
 // the production handler: the status and code the caller gets, and not one
 // upstream call.
 func TestHostile_RequestsAreRefusedLocally(t *testing.T) {
+	t.Parallel()
 	handler, up := productionHandler(t, facade.Config{})
 	for _, h := range hostileHTTPRequests() {
 		t.Run(h.name, func(t *testing.T) {
@@ -227,6 +228,7 @@ func BenchmarkHostile(b *testing.B) {
 // TestHostile_RefusalsAllocateLittle counts the bytes each refusal
 // allocates, reading the request included: under 1 MiB.
 func TestHostile_RefusalsAllocateLittle(t *testing.T) {
+	// Not parallel: it counts the process's allocations.
 	if raceEnabled {
 		// The race detector disables sync.Pool reuse, so counts run high;
 		// .ci/run runs this test without it.

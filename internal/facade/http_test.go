@@ -54,6 +54,7 @@ func send(t *testing.T, req *http.Request) httpResult {
 // Introspection needs no key, and every type, field, argument and enum
 // value of the schema is described (the playground is the documentation).
 func TestHTTP_IntrospectionNeedsNoKey(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.do("", `{ __schema { types { name description
 		fields { name description args { name description } }
@@ -107,6 +108,7 @@ func TestHTTP_IntrospectionNeedsNoKey(t *testing.T) {
 }
 
 func TestHTTP_GraphQLResponseJSON(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := postJSON(t, e, `{"query":"{ categories(first: 1) { totalCount } }"}`,
 		map[string]string{"X-Api-Key": restclienttest.DemoKey, "Accept": "application/graphql-response+json"})
@@ -135,6 +137,7 @@ func TestHTTP_GraphQLResponseJSON(t *testing.T) {
 }
 
 func TestHTTP_GETQueryButNotMutation(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	get := func(q string) httpResult {
 		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, e.server.URL+"/graphql?query="+q, nil)
@@ -156,6 +159,7 @@ func TestHTTP_GETQueryButNotMutation(t *testing.T) {
 }
 
 func TestHTTP_PlaygroundAndHealth(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, withConfig(func(c *facade.Config) { c.PlaygroundAPIKey = "demo-key" }))
 	// / is the page itself, with the demo key pre-filled: no redirect, and
 	// nothing of the editor's state in the URL.
@@ -217,6 +221,7 @@ func TestHTTP_PlaygroundAndHealth(t *testing.T) {
 
 // In demo mode the playground says so, above the editor.
 func TestHTTP_PlaygroundSaysDemoMode(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, withConfig(func(c *facade.Config) { c.Demo, c.PlaygroundAPIKey = true, restclienttest.DemoKey }))
 	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, e.server.URL+"/", nil)
 	r := send(t, req)
@@ -227,6 +232,7 @@ func TestHTTP_PlaygroundSaysDemoMode(t *testing.T) {
 }
 
 func TestHTTP_RequestErrors(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	tests := []struct {
 		name, body, accept string

@@ -29,6 +29,7 @@ func longName(n int) string { return "Q" + strings.Repeat("z", n-1) }
 // holds the name, and the refusal is counted. A name of 256 bytes is
 // answered.
 func TestHTTP_OperationNameIsCapped(t *testing.T) {
+	t.Parallel()
 	m := metrics.New()
 	e, logs := jsonLogs(t, withConfig(func(c *facade.Config) { c.Metrics = m }))
 	huge := longName(125 << 10) // what the attacker sent, no key
@@ -150,6 +151,7 @@ func pipelined(t *testing.T, e *env, raw string) []answer {
 // (net/http drops Content-Length before a handler sees it); a request with
 // a Content-Length alone keeps it open for the next.
 func TestHTTP_ChunkedRequestClosesItsConnection(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	body := `{"query":"{ __typename }"}`
 	chunked := fmt.Sprintf("%x\r\n%s\r\n0\r\n\r\n", len(body), body)
@@ -206,6 +208,7 @@ func TestHTTP_ChunkedRequestClosesItsConnection(t *testing.T) {
 // Referer. Every answer of /graphql, and the playground's files, say
 // nosniff too.
 func TestHTTP_SecurityHeaders(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, withConfig(func(c *facade.Config) { c.Demo, c.PlaygroundAPIKey = true, restclienttest.DemoKey }))
 	get := func(path string) httpResult {
 		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, e.server.URL+path, nil)

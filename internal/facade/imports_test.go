@@ -144,6 +144,7 @@ const importQuery = `query($id: ID!) { import(id: $id) { id type status error
 // validation and mapping counts) and, against an older server that sends
 // none of it, null: never a default. One call either way.
 func TestImport_TodaysFields(t *testing.T) {
+	t.Parallel()
 	forEachVersion(t, testImportTodaysFields)
 }
 
@@ -313,6 +314,7 @@ func walkImports(t *testing.T, e *env, key string, filter map[string]any, n int,
 // totalCount is the list's; the status and type filters list what the
 // server lists with them.
 func TestImports_WalkedForwardAndBackward(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := restclienttest.LargeFamilyKey
 	all := fakeImportList(t, e, key, "", "")
@@ -388,6 +390,7 @@ func TestImports_WalkedForwardAndBackward(t *testing.T) {
 // together; rowsCount alone costs nothing more. What the lookups answer is
 // the server's show of each import.
 func TestImports_DetailsCostOneLookupEach(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := restclienttest.LargeFamilyKey
 	all := fakeImportList(t, e, key, "", "")
@@ -461,6 +464,7 @@ func eqStrPtr(a, b *string) bool { return (a == nil) == (b == nil) && (a == nil 
 // shows it, then for no call, for every key of that server; import(id)
 // still answers.
 func TestImports_UnsupportedByALegacyServer(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, withUpstream(restclienttest.WithVersion(restclienttest.Legacy)))
 	key := restclienttest.LargeFamilyKey
 	r := e.do(key, importsPage, map[string]any{"first": 10})
@@ -499,6 +503,7 @@ func containsAll(s string, subs ...string) bool {
 // is no class name, a huge string) is the caller's to fix: BAD_USER_INPUT
 // naming the argument, at no call.
 func TestImports_FiltersCheckedLocally(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	q := `query($s: String, $t: String) { imports(first: 5, status: $s, type: $t) { totalCount } }`
 	for _, tc := range []struct {

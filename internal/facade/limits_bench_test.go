@@ -66,6 +66,7 @@ func BenchmarkRefusal(b *testing.B) {
 // allocates through the production handler, reading the body included:
 // under 1 MiB.
 func TestLimits_RefusalsAllocateLittle(t *testing.T) {
+	// Not parallel: it counts the process's allocations.
 	if raceEnabled {
 		// The race detector disables sync.Pool reuse, so counts run high;
 		// .ci/run runs this test without it.

@@ -118,6 +118,7 @@ func spreadChain(n int) string {
 // Every hostile request is refused before any upstream call, with the
 // limit it passes; with or without a key.
 func TestLimits_HostileRequestsAreRefusedBeforeAnyCall(t *testing.T) {
+	t.Parallel()
 	envs := map[int]*env{0: newEnv(t), 64: newEnv(t, withConfig(func(c *facade.Config) { c.MaxDepth = 64 }))}
 	for _, h := range hostileRequests() {
 		for _, key := range []string{restclienttest.DemoKey, ""} {
@@ -166,6 +167,7 @@ func toInt(v any) int {
 // Refusals are request errors: 400 under application/graphql-response+json,
 // 200 under application/json, as parse and validation failures.
 func TestLimits_HTTPStatus(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, tc := range []struct {
 		name, query, accept string
@@ -194,6 +196,7 @@ func TestLimits_HTTPStatus(t *testing.T) {
 
 // What a frontend sends still passes.
 func TestLimits_LegitimateQueriesPass(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	example := playgroundExample(t, e)
 	for _, tc := range []struct {
@@ -245,6 +248,7 @@ func playgroundExample(t *testing.T, e *env) string {
 // An answer larger than MaxResponseBytes is replaced by
 // RESPONSE_TOO_LARGE, without data; the calls it made are reported.
 func TestLimits_ResponseTooLarge(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, withConfig(func(c *facade.Config) { c.MaxResponseBytes = 2_000 }))
 	r := e.do(restclienttest.DemoKey, `{ categories(first: 100) { nodes { id name color icon } } }`, nil)
 	wantCalls(t, r, 1)
@@ -263,6 +267,7 @@ func TestLimits_ResponseTooLarge(t *testing.T) {
 // Persisted queries are checked as sent, and again each time their hash
 // alone names them; a query over the byte limit is not kept.
 func TestLimits_PersistedQueries(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	persisted := func(query string, sendQuery bool) httpResult {
 		sum := sha256.Sum256([]byte(query))

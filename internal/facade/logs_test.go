@@ -64,6 +64,7 @@ func logLines(t *testing.T, logs string) []map[string]any {
 // An incoming id is kept when sane, replaced otherwise. No line holds the
 // key or a variable.
 func TestLogs_EveryLineCarriesTheRequestID(t *testing.T) {
+	t.Parallel()
 	e, logs := jsonLogs(t)
 	// The categories fail twice (the attempt and its retry): two WARN
 	// lines; the chats answer.
@@ -200,6 +201,7 @@ func mapsEqual(a, b map[string]int) bool {
 // A node id that names nothing costs lookups the upstream answers 404: an
 // answer (null), not a fault, so no WARN line; each lookup is a DEBUG line.
 func TestLogs_NotFoundIsNotAWarning(t *testing.T) {
+	t.Parallel()
 	e, logs := jsonLogs(t)
 	got, r := node(t, e, restclienttest.DemoKey, unknownID)
 	if got != nil {
@@ -218,6 +220,7 @@ func TestLogs_NotFoundIsNotAWarning(t *testing.T) {
 // A 404 on a list is a fault (a wrong base path, a route the upstream
 // lacks), not an id naming nothing: it stays a WARN line.
 func TestLogs_ListNotFoundIsAWarning(t *testing.T) {
+	t.Parallel()
 	e, logs := jsonLogs(t)
 	e.upstream.FailNext("/api/v1/categories", 2, http.StatusNotFound, "application/json", `{"error":"not_found"}`)
 	e.do(restclienttest.DemoKey, `{ categories(first: 5) { totalCount } }`, nil)

@@ -21,6 +21,7 @@ import (
 // grew the server to 2 GB. cmd/memcheck does the same to a built server
 // over loopback and reads its resident memory.
 func TestLimits_MemoryStaysBounded(t *testing.T) {
+	// Not parallel: it measures the process's heap.
 	handler, _ := productionHandler(t, facade.Config{QueryCacheBytes: 2 << 20})
 	for _, tc := range []struct {
 		name      string

@@ -74,6 +74,7 @@ func series(families map[string]*dto.MetricFamily, name string) map[string]float
 // the upstream calls counted are the ones the fake received, per endpoint
 // template and status class, and no label holds a key or a key's hash.
 func TestMetrics_CountWhatTheUpstreamSaw(t *testing.T) {
+	t.Parallel()
 	co := &restcache.Coalescer{}
 	e := newEnv(t, withConfig(func(c *facade.Config) {
 		c.Metrics = metrics.New()
@@ -264,6 +265,7 @@ func TestMetrics_CountWhatTheUpstreamSaw(t *testing.T) {
 // /metrics is served only with Metrics, and not on the main handler when
 // it has a listener of its own.
 func TestMetrics_Endpoint(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		cfg    func(*facade.Config)
@@ -295,6 +297,7 @@ func TestMetrics_Endpoint(t *testing.T) {
 // series once a valid key's operation has it; a key revoked upstream loses
 // the right with its first 401.
 func TestMetrics_StrangersCannotTakeTheNameSlots(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, withConfig(func(c *facade.Config) { c.Metrics = metrics.New() }))
 	const unknownKey = "a-key-the-upstream-never-issued"
 	for i := range metrics.MaxOperationNames {

@@ -49,6 +49,7 @@ func node(t *testing.T, e *env, key, id string) (*nodeAnswer, result) {
 }
 
 func TestNode_CategorySeenBeforeCostsOneLookup(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := restclienttest.DemoKey
 	cats := demoCategories(t, e, 5)
@@ -64,6 +65,7 @@ func TestNode_CategorySeenBeforeCostsOneLookup(t *testing.T) {
 // The operation's own categories answer a node id at no call, although
 // the root fields run concurrently: node waits for the category list.
 func TestNode_HeldByTheSameOperationCostsNothing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := restclienttest.DemoKey
 	cats := demoCategories(t, e, 5)
@@ -88,6 +90,7 @@ func TestNode_HeldByTheSameOperationCostsNothing(t *testing.T) {
 }
 
 func TestNode_ChatAndImport(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := restclienttest.DemoKey
 	chat := e.upstream.Chats(key)[0]
@@ -116,6 +119,7 @@ func TestNode_ChatAndImport(t *testing.T) {
 }
 
 func TestNode_UnknownIDIsNull(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	got, r := node(t, e, restclienttest.DemoKey, unknownID)
 	if got != nil {
@@ -125,6 +129,7 @@ func TestNode_UnknownIDIsNull(t *testing.T) {
 }
 
 func TestNode_JunkIDIsBadUserInput(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := restclienttest.DemoKey
 	r := e.do(key, nodeQuery, map[string]any{"id": "Q2F0ZWdvcnk6MQ=="})
@@ -137,6 +142,7 @@ func TestNode_JunkIDIsBadUserInput(t *testing.T) {
 }
 
 func TestNodes_MixedKindsInOrder(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := restclienttest.DemoKey
 	cat := demoCategories(t, e, 3)[2]
@@ -181,6 +187,7 @@ func TestNodes_MixedKindsInOrder(t *testing.T) {
 
 // Categories seen before share the family's first page.
 func TestNodes_CategoriesShareOnePage(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := restclienttest.DemoKey
 	cats := demoCategories(t, e, 4)
@@ -198,6 +205,7 @@ func TestNodes_CategoriesShareOnePage(t *testing.T) {
 // another key probes every kind, and a key of another family finds
 // nothing.
 func TestNode_KindsAreRememberedPerKey(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	cat := demoCategories(t, e, 2)[1]
 
@@ -226,6 +234,7 @@ func TestNode_KindsAreRememberedPerKey(t *testing.T) {
 
 // An upstream failure is that failure, not "not found".
 func TestNode_UpstreamFailureIsNotNull(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	key := restclienttest.DemoKey
 	e.upstream.FailNext("/api/v1/imports", 2, http.StatusBadGateway, "text/html", "<html>bad gateway</html>")
@@ -240,6 +249,7 @@ func TestNode_UpstreamFailureIsNotNull(t *testing.T) {
 // An unknown id needs three lookups: when the budget cannot afford them
 // all, none is sent.
 func TestNode_UnknownIDWithinTheBudget(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, withConfig(func(c *facade.Config) { c.MaxUpstreamCalls = 2 }))
 	r := e.do(restclienttest.DemoKey, nodeQuery, map[string]any{"id": unknownID})
 	wantError(t, r, "QUERY_TOO_EXPENSIVE")
@@ -251,6 +261,7 @@ func TestNode_UnknownIDWithinTheBudget(t *testing.T) {
 // whole (QUERY_TOO_EXPENSIVE, at no call): no field spends calls and then
 // fails, and the refused ones leave the budget to the others.
 func TestNode_AliasedUnknownIDsAnsweredWholeOrRefusedWhole(t *testing.T) {
+	t.Parallel()
 	const budget, fields = 10, 8
 	e := newEnv(t, withConfig(func(c *facade.Config) { c.MaxUpstreamCalls = budget }))
 	query := "{"

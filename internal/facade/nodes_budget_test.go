@@ -89,6 +89,7 @@ func wholeOrRefused(t *testing.T, r result, fields, budget int) bool {
 // chat or an import: 3 calls, all null. Asked again, nothing is sent: the
 // key was told they name nothing.
 func TestNodesBudget_TwentyAliasedUnknownIDsOnAStandardKey(t *testing.T) {
+	t.Parallel()
 	for _, key := range []string{restclienttest.ReadOnlyKey, restclienttest.OtherFamilyKey} {
 		t.Run(key, func(t *testing.T) {
 			e := newEnv(t, withDefaultBudget())
@@ -111,6 +112,7 @@ func TestNodesBudget_TwentyAliasedUnknownIDsOnAStandardKey(t *testing.T) {
 // the operation is answered whole within the budget or refused whole at
 // no call.
 func TestNodesBudget_AliasedNodesAreAnsweredWholeOrRefusedWhole(t *testing.T) {
+	t.Parallel()
 	for _, sel := range []string{listedSelection, shownSelection} {
 		for _, fields := range []int{1, 5, 8, 12, 13, 20} { // 20 root fields at most
 			t.Run(fmt.Sprintf("%d fields, %.12s", fields, sel), func(t *testing.T) {
@@ -133,6 +135,7 @@ func TestNodesBudget_AliasedNodesAreAnsweredWholeOrRefusedWhole(t *testing.T) {
 // them reading each object's show: 1+2×19 = 39 calls of 25) are refused
 // at no call, and another root field of the operation is answered.
 func TestNodesBudget_RefusedNodesLeaveTheBudgetToOthers(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, withDefaultBudget())
 	q := aliasedNodes(neverSeen(3, 19), shownSelection, "chats(first: 1) { totalCount }")
 	r := e.do(restclienttest.ReadOnlyKey, q, nil)
@@ -154,6 +157,7 @@ func TestNodesBudget_RefusedNodesLeaveTheBudgetToOthers(t *testing.T) {
 // import one show, and a nodes(ids:) of many known ids a page per kind,
 // the same every time.
 func TestNodesBudget_KnownIDsCostAtMostOneCall(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, withDefaultBudget())
 	key := restclienttest.ReadOnlyKey
 	cats := e.upstream.Categories(key)
@@ -210,6 +214,7 @@ func TestNodesBudget_KnownIDsCostAtMostOneCall(t *testing.T) {
 
 // With the answer cache on, a known id repeated costs nothing.
 func TestNodesBudget_KnownIDsFromTheCacheCostNothing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, withDefaultBudget(), withConfig(func(c *facade.Config) { c.CacheTTL = time.Minute }))
 	key := restclienttest.ReadOnlyKey
 	cat := e.upstream.Categories(key)[3]
@@ -229,6 +234,7 @@ func TestNodesBudget_KnownIDsFromTheCacheCostNothing(t *testing.T) {
 // when it costs fewer calls than a show each, every time; with the answer
 // cache, nothing the second time.
 func TestNodesBudget_HundredKnownIDsOfALargeFamily(t *testing.T) {
+	t.Parallel()
 	for _, ttl := range []time.Duration{0, time.Minute} {
 		t.Run(fmt.Sprint("cache ", ttl), func(t *testing.T) {
 			e := newEnv(t, withDefaultBudget(), withConfig(func(c *facade.Config) { c.CacheTTL = ttl }))
@@ -265,6 +271,7 @@ func TestNodesBudget_HundredKnownIDsOfALargeFamily(t *testing.T) {
 // category ids one show each, fewer than its 50 pages), within the cap,
 // even in the key's first operation.
 func TestNodesBudget_ThirtyFiveNeverSeenIDsOnAnUnlimitedKey(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		key      string
 		maxCalls int
@@ -299,6 +306,7 @@ func TestNodesBudget_ThirtyFiveNeverSeenIDsOnAnUnlimitedKey(t *testing.T) {
 // for that key only; the key's writes forget it (what it creates might
 // bear it), and so does a lookup that failed (nothing was told).
 func TestNodesBudget_NotFoundIsRememberedPerKeyUntilItWrites(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, withDefaultBudget())
 	key := restclienttest.DemoKey
 	id := neverSeen(20, 1)[0]

@@ -60,6 +60,7 @@ func (u *notSureUpstream) wrap(next http.Handler) http.Handler {
 }
 
 func TestNotSureAnswersAreNotData(t *testing.T) {
+	t.Parallel()
 	u := &notSureUpstream{t: t}
 	e := newEnv(t, withUpstreamWrapper(u.wrap), withConfig(func(c *facade.Config) { c.CacheTTL = time.Hour }))
 	key := restclienttest.DemoKey

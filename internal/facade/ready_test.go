@@ -73,6 +73,7 @@ func getReadyz(t *testing.T, srv *httptest.Server) readyAnswer {
 // spends no key (the fake records the key of each request), and a probe
 // answers for ReadinessTTL.
 func TestReadyz_Sure(t *testing.T) {
+	t.Parallel()
 	fake := restclienttest.New()
 	up := httptest.NewServer(fake)
 	t.Cleanup(up.Close)
@@ -100,6 +101,8 @@ func TestReadyz_Sure(t *testing.T) {
 // Whatever keeps the upstream from being a Sure server that answers makes
 // /readyz answer 503 with the reason.
 func TestReadyz_Unavailable(t *testing.T) {
+	// Not parallel: it wants a port it closed to stay closed, and a
+	// local answer within 100 ms.
 	serve := func(h http.HandlerFunc) string {
 		s := httptest.NewServer(h)
 		t.Cleanup(s.Close)
@@ -141,6 +144,7 @@ func TestReadyz_Unavailable(t *testing.T) {
 }
 
 func TestReadyz_DemoMode(t *testing.T) {
+	t.Parallel()
 	up := httptest.NewServer(restclienttest.New())
 	t.Cleanup(up.Close)
 	srv, _ := readyFacade(t, up.URL, 5*time.Second, true)

@@ -94,6 +94,7 @@ func firstCode(r httpResult) any {
 // The issue's three replicas: each step goes through one replica and is
 // checked through the others.
 func TestReplicas_ActAsOne(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, 3, time.Minute)
 	r1, r2, r3 := c.replicas[0], c.replicas[1], c.replicas[2]
 	key := restclienttest.DemoKey
@@ -225,6 +226,10 @@ func walkLargeFamily(t *testing.T, replicas []*env) int {
 }
 
 func TestReplicas_LargeFamilyWalkRoundRobin(t *testing.T) {
+	if testing.Short() {
+		t.Skip("large-data run: skipped with -short")
+	}
+	t.Parallel()
 	one := walkLargeFamily(t, []*env{newEnv(t, withConfig(func(c *facade.Config) { c.CacheTTL = time.Minute }))})
 	three := walkLargeFamily(t, newCluster(t, 3, time.Minute).replicas)
 	t.Logf("walking 1,000 roots with subcategories: %d calls through one replica, %d through three in turn", one, three)
@@ -237,6 +242,10 @@ func TestReplicas_LargeFamilyWalkRoundRobin(t *testing.T) {
 // /readyz stays ready and says Redis is down, and once Redis is back the
 // replicas share state again.
 func TestReplicas_RedisKilledUnderLoad(t *testing.T) {
+	// Not parallel: it restarts Redis on a port it gave up meanwhile.
+	if testing.Short() {
+		t.Skip("load run: skipped with -short")
+	}
 	c := newCluster(t, 3, time.Minute)
 	const (
 		workers = 6
@@ -366,6 +375,7 @@ func scrape(t *testing.T, e *env) string {
 // without classification, today's Sure) plans every replica's calls: the
 // filter it would ignore is refused by another replica at no call.
 func TestReplicas_ShareWhatTheUpstreamIs(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, 2, 0)
 	key := restclienttest.DemoKey
 	c.replicas[0].ok(key, `{ categories(first: 1) { nodes { id } } }`, nil, nil)
@@ -379,6 +389,7 @@ func TestReplicas_ShareWhatTheUpstreamIs(t *testing.T) {
 // query is answered (or refused) but nothing is stored, in Redis or in
 // the replica, and Redis does not grow.
 func TestReplicas_PersistedQueriesOfAcceptedKeysOnly(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, 2, 0)
 	r1, r2 := c.replicas[0], c.replicas[1]
 	before, err := c.redis.Dump(t.Context())

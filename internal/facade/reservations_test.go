@@ -16,6 +16,7 @@ import (
 // whole (they were refused when the family read reserved its pages and
 // Load reserved them again).
 func TestReservations_FamilyReadIsReservedOnce(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		budget int
@@ -52,6 +53,7 @@ func TestReservations_FamilyReadIsReservedOnce(t *testing.T) {
 // the chat list's 13 and the import list's 2 are no fewer than the two
 // ids), 6 calls reserved at once, of a budget of 6; both answer null.
 func TestReservations_ABatchMayDoAnotherFieldsWork(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, withConfig(func(c *facade.Config) { c.MaxUpstreamCalls = 6 }))
 	key := restclienttest.LargeFamilyKey
 	// Reads the family's first page: its size (5,000) is remembered.
@@ -73,6 +75,7 @@ func TestReservations_ABatchMayDoAnotherFieldsWork(t *testing.T) {
 // the number of ids. A budget of exactly 5 holds them, and so does a
 // standard key's 25 for twelve ids (a show each would be 1+12+12 = 25).
 func TestReservations_AffordableWithinAReservationCountsItsOwnCalls(t *testing.T) {
+	t.Parallel()
 	t.Run("budget 5, two ids", func(t *testing.T) {
 		e := newEnv(t, withConfig(func(c *facade.Config) { c.MaxUpstreamCalls = 5 }))
 		wantNodesNull(t, e, restclienttest.DemoKey, 2, 3)

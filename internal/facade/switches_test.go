@@ -10,6 +10,7 @@ import (
 
 // For production: no playground page, no scripts.
 func TestHTTP_PlaygroundOff(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, withConfig(func(c *facade.Config) { c.DisablePlayground = true }))
 	for _, path := range []string{"/", "/graphiql/graphiql.min.js"} {
 		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, e.server.URL+path, nil)
@@ -27,6 +28,7 @@ func TestHTTP_PlaygroundOff(t *testing.T) {
 // code, before any resolver runs and with or without a key; __typename
 // still answers, and so does the rest of the schema.
 func TestHTTP_IntrospectionOff(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, withConfig(func(c *facade.Config) { c.DisableIntrospection = true }))
 	for _, tc := range []struct{ name, key, query string }{
 		{"__schema", "", `{ __schema { queryType { name } } }`},

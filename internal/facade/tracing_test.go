@@ -108,6 +108,7 @@ const (
 // upstream call (a retry is a call) under the operation, each named by its
 // endpoint template; the upstream receives each client span's traceparent.
 func TestTracing_OperationAndUpstreamSpans(t *testing.T) {
+	t.Parallel()
 	te := newTracedEnv(t)
 	te.upstream.FailNext("/api/v1/chats", 1, http.StatusBadGateway, "text/html", "<html>bad gateway</html>")
 	r := te.post(t, restclienttest.DemoKey,
@@ -203,6 +204,7 @@ func TestTracing_OperationAndUpstreamSpans(t *testing.T) {
 // names never carry the ids of the URL, and a request refused before its
 // document was read still has an operation span.
 func TestTracing_ErrorsAndRefusals(t *testing.T) {
+	t.Parallel()
 	te := newTracedEnv(t)
 	const id = "00000000-0000-4000-8000-000000000000"
 	te.post(t, restclienttest.DemoKey, `{"query":"query Missing { category(id: \"`+id+`\") { name } }"}`, nil)
@@ -241,6 +243,7 @@ func TestTracing_ErrorsAndRefusals(t *testing.T) {
 // Without a TracerProvider nothing is traced: the caller's traceparent is
 // not passed upstream.
 func TestTracing_Off(t *testing.T) {
+	t.Parallel()
 	var sent []string
 	var mu sync.Mutex
 	e := newEnv(t, withUpstreamWrapper(func(next http.Handler) http.Handler {
@@ -266,6 +269,7 @@ func TestTracing_Off(t *testing.T) {
 // attribute of any span holds an id or a query string the upstream was
 // sent (the logs and metrics avoid them too).
 func TestTracing_UpstreamSpansCarryNoIDs(t *testing.T) {
+	t.Parallel()
 	te := newTracedEnv(t)
 	var list struct {
 		Chats struct {

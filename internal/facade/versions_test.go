@@ -108,6 +108,7 @@ func wantLargeTree(t *testing.T, e *env, key string, roots []categoryNode) {
 // cap (-max-upstream-calls, its default here) still holds, and a key of
 // the same server that does have a limit still gets a quarter of it.
 func TestUnlimitedUpstream_LargeTreeAnsweredWhole(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t,
 		withUpstream(restclienttest.WithUnlimited()),
 		withConfig(func(c *facade.Config) { c.MaxUpstreamCalls = facade.DefaultMaxUpstreamCalls }))
@@ -262,6 +263,7 @@ const messagesWindow = `query($id: ID!, $first: Int, $after: String, $last: Int,
 // against both page sizes (20 today, 50 before v0.6.6): every message once,
 // in order, each window at the fewest calls its pages allow.
 func TestMessages_WalkedInBothPageSizes(t *testing.T) {
+	t.Parallel()
 	forEachVersion(t, testMessagesWalkedInBothPageSizes)
 }
 
@@ -407,6 +409,7 @@ func testMessagesWalkedInBothPageSizes(t *testing.T, e *env, v restclienttest.Ve
 // versions (20 a page in both; today's pages say per_page null): every chat
 // once, newest first, each window at the fewest calls its pages allow.
 func TestChats_WalkedInBothVersions(t *testing.T) {
+	t.Parallel()
 	forEachVersion(t, testChatsWalkedInBothVersions)
 }
 

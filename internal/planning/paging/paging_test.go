@@ -773,6 +773,9 @@ func windowsFor(n int) []window {
 // slice for every list length up to 250 and a spread of windows, on a
 // source that chooses per_page and on fixed-size sources.
 func TestLoad_MatchesReference(t *testing.T) {
+	if testing.Short() {
+		t.Skip("exhaustive run: skipped with -short")
+	}
 	const list = "categories"
 	const defaultSize = 25
 	sources := []struct {
