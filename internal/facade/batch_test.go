@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/suregql/suregql/internal/facade"
@@ -266,23 +267,28 @@ func TestBatch_SharesOneBudget(t *testing.T) {
 // fields, and the operations not started by then answer it without
 // running (no call).
 func TestBatch_DeadlineCoversTheBatch(t *testing.T) {
-	// Not parallel: the first operation's request must reach the upstream
-	// within the 300 ms deadline.
-	e := newEnv(t, withTimeout(time.Hour), withConfig(func(c *facade.Config) { c.OperationTimeout = 300 * time.Millisecond }))
-	release := e.upstream.Hold()
-	t.Cleanup(release)
-	r := postBatch(t, e, restclienttest.DemoKey, []batchOp{
-		{Query: `{ chats(first: 1) { totalCount } }`},
-		{Query: `{ categories(first: 1) { totalCount } }`},
-	}, "")
-	for i, a := range r.answers {
-		if a.code() != "UPSTREAM_UNAVAILABLE" || a.Errors[0].Extensions["reason"] != "timeout" {
-			t.Errorf("answer %d: errors %v, want UPSTREAM_UNAVAILABLE with reason timeout", i, a.Errors)
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		fake := restclienttest.New()
+		release := fake.Hold()
+		defer release()
+		h := inBubble(t, fake, 300*time.Millisecond)
+		rec := postIn(h, `[{"query":"{ chats(first: 1) { totalCount } }"},{"query":"{ categories(first: 1) { totalCount } }"}]`)
+		var answers []batchAnswer
+		if err := json.Unmarshal(rec.Body.Bytes(), &answers); err != nil || len(answers) != 2 {
+			t.Fatalf("answer %s: %v, want an array of 2", rec.Body, err)
 		}
-	}
-	if got := r.callsOf(); !slices.Equal(got, []int{1, 0}) {
-		t.Errorf("extensions.upstream.calls = %v, want [1 0]: the second operation never ran", got)
-	}
+		var calls []int
+		for i, a := range answers {
+			if a.code() != "UPSTREAM_UNAVAILABLE" || a.Errors[0].Extensions["reason"] != "timeout" {
+				t.Errorf("answer %d: errors %v, want UPSTREAM_UNAVAILABLE with reason timeout", i, a.Errors)
+			}
+			calls = append(calls, a.Extensions.Upstream.Calls)
+		}
+		if !slices.Equal(calls, []int{1, 0}) || fake.Calls() != 1 {
+			t.Errorf("extensions.upstream.calls = %v (the upstream counted %d), want [1 0]: the second operation never ran", calls, fake.Calls())
+		}
+	})
 }
 
 // Each operation of a batch is logged, counted and timed on its own, with

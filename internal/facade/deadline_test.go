@@ -2,14 +2,19 @@ package facade_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/suregql/suregql/internal/facade"
 	"github.com/suregql/suregql/internal/fake/restclienttest"
+	"github.com/suregql/suregql/restclient"
 )
 
 // guard bounds how long a test waits for something that should happen
@@ -19,54 +24,81 @@ const guard = 10 * time.Second
 // At the operation deadline the fields still waiting for the upstream
 // answer UPSTREAM_UNAVAILABLE with reason "timeout", what was already
 // resolved still answers, and the upstream requests are canceled. The
-// upstream client's own timeout is an hour, so only the deadline can end
-// the operation.
+// upstream client has no timeout of its own, so only the deadline can end
+// the operation. In a synctest bubble, over an in-process upstream: the
+// 300 ms pass on the bubble's clock once every goroutine waits, however
+// busy the machine.
 func TestHTTP_OperationDeadline(t *testing.T) {
-	// Not parallel: both upstream requests must reach the upstream within
-	// the 300 ms deadline.
-	canceled := make(chan string, 10)
-	e := newEnv(t, withTimeout(time.Hour), withConfig(func(c *facade.Config) { c.OperationTimeout = 300 * time.Millisecond }),
-		withUpstreamWrapper(func(next http.Handler) http.Handler {
-			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				next.ServeHTTP(w, r) // held: returns when the request is canceled
-				if r.Context().Err() != nil {
-					canceled <- r.URL.Path
-				}
-			})
-		}))
-	release := e.upstream.Hold() // no upstream answer until the test ends
-	t.Cleanup(release)
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		fake := restclienttest.New()
+		release := fake.Hold() // no upstream answer until the test ends
+		defer release()
+		canceled := make(chan string, 10)
+		upstream := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			fake.ServeHTTP(w, r) // held: returns when the request is canceled
+			if r.Context().Err() != nil {
+				canceled <- r.URL.Path
+			}
+		})
+		h := inBubble(t, upstream, 300*time.Millisecond)
+		rec := postIn(h, `{"query":"{ __typename categories(first: 1) { totalCount } chats(first: 1) { totalCount } }"}`)
 
-	done := make(chan result, 1)
-	go func() {
-		done <- e.do(restclienttest.DemoKey, `{ __typename categories(first: 1) { totalCount } chats(first: 1) { totalCount } }`, nil)
-	}()
-	var r result
-	select {
-	case r = <-done:
-	case <-time.After(guard):
-		t.Fatalf("no answer %v after the deadline", guard)
-	}
-	if !strings.Contains(string(r.data), `"__typename":"Query"`) {
-		t.Errorf("data = %s, want __typename answered", r.data)
-	}
-	timedOut := 0
-	for _, err := range r.errs {
-		if err.Extensions["code"] == "UPSTREAM_UNAVAILABLE" && err.Extensions["reason"] == "timeout" {
-			timedOut++
+		var answer struct {
+			Data   json.RawMessage
+			Errors []struct {
+				Extensions map[string]any
+			}
+			Extensions struct{ Upstream struct{ Calls int } }
 		}
-	}
-	if timedOut != 2 {
-		t.Errorf("errors = %v, want categories and chats UPSTREAM_UNAVAILABLE with reason timeout", r.errs)
-	}
-	wantCalls(t, r, 2) // one each, not retried after the deadline
-	for range 2 {
-		select {
-		case <-canceled:
-		case <-time.After(guard):
-			t.Fatal("an upstream request outlived the operation's deadline")
+		if err := json.Unmarshal(rec.Body.Bytes(), &answer); err != nil {
+			t.Fatalf("answer %s: %v", rec.Body, err)
 		}
+		if !strings.Contains(string(answer.Data), `"__typename":"Query"`) {
+			t.Errorf("data = %s, want __typename answered", answer.Data)
+		}
+		timedOut := 0
+		for _, err := range answer.Errors {
+			if err.Extensions["code"] == "UPSTREAM_UNAVAILABLE" && err.Extensions["reason"] == "timeout" {
+				timedOut++
+			}
+		}
+		if timedOut != 2 {
+			t.Errorf("answer = %s, want categories and chats UPSTREAM_UNAVAILABLE with reason timeout", rec.Body)
+		}
+		// One each, not retried after the deadline.
+		if got := answer.Extensions.Upstream.Calls; got != 2 || fake.Calls() != 2 {
+			t.Errorf("extensions.upstream.calls = %d, the upstream counted %d; want 2", got, fake.Calls())
+		}
+		synctest.Wait()
+		if len(canceled) != 2 {
+			t.Errorf("%d upstream requests canceled at the deadline, want 2", len(canceled))
+		}
+	})
+}
+
+// inBubble returns the facade over upstream, in process, with an
+// operation timeout: for tests in a synctest bubble, whose clock runs
+// only when every goroutine of the bubble waits.
+func inBubble(t *testing.T, upstream http.Handler, timeout time.Duration) http.Handler {
+	t.Helper()
+	client, err := restclient.New("http://sure.test",
+		restclient.WithHTTPClient(&http.Client{Transport: facade.HandlerTransport{Handler: upstream}}))
+	if err != nil {
+		t.Fatal(err)
 	}
+	return facade.New(facade.Config{Upstream: client, OperationTimeout: timeout, DisablePlayground: true,
+		Log: slog.New(slog.DiscardHandler)})
+}
+
+// postIn posts body to h's /graphql as the demo key.
+func postIn(h http.Handler, body string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(http.MethodPost, "/graphql", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Api-Key", restclienttest.DemoKey)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
 }
 
 // When the client goes away, the request's context ends and the upstream
