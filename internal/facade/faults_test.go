@@ -8,8 +8,10 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/suregql/suregql/internal/facade"
@@ -283,30 +285,59 @@ func TestFaults_WritesAreNeverDuplicated(t *testing.T) {
 // arrives after the facade gave up: the chat was created, and the caller is
 // told it may have been, not to try again.
 func TestFaults_WriteAnsweredAfterTheTimeout(t *testing.T) {
-	// Not parallel: it wants a 50 ms timeout to fire before a 200 ms
-	// answer.
-	e := newEnv(t, withTimeout(50*time.Millisecond))
-	e.upstream.SetDelay(200 * time.Millisecond)
-	r := e.do(restclienttest.DemoKey, `mutation { createChat(input: { title: "slow" }) { chat { id } } }`, nil)
-	got := wantError(t, r, "UPSTREAM_OUTCOME_UNKNOWN")
-	if bytes.Contains([]byte(got.Message), []byte("try again later")) {
-		t.Errorf("message %q invites a retry that would duplicate the chat", got.Message)
-	}
-	// The write was sent once; the other calls are the settling read and
-	// its retry (a GET), which timed out too.
-	wantCalls(t, r, 3)
-	if n := len(e.upstream.Chats(restclienttest.DemoKey)); n == 0 {
-		t.Fatal("no chat upstream")
-	}
-	created := 0
-	for _, c := range e.upstream.Chats(restclienttest.DemoKey) {
-		if c.Title == "slow" {
-			created++
+	t.Parallel()
+	// In a bubble: the 50 ms timeout fires before the 200 ms answer on the
+	// bubble's clock, however busy the machine.
+	synctest.Test(t, func(t *testing.T) {
+		fake := restclienttest.New()
+		fake.SetDelay(200 * time.Millisecond)
+		client, err := restclient.New("http://sure.test", restclient.WithHTTPClient(&http.Client{
+			Timeout: 50 * time.Millisecond, Transport: facade.HandlerTransport{Handler: fake},
+		}))
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if created != 1 {
-		t.Errorf("the chat exists %d times upstream, want once", created)
-	}
+		h := facade.New(facade.Config{Upstream: client, DisablePlayground: true, Log: slog.New(slog.DiscardHandler)})
+		rec := postIn(h, `{"query":"mutation { createChat(input: { title: \"slow\" }) { chat { id } } }"}`)
+		var answer struct {
+			Errors []struct {
+				Message    string
+				Extensions map[string]any
+			}
+			Extensions struct{ Upstream struct{ Calls int } }
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &answer); err != nil {
+			t.Fatalf("answer %s: %v", rec.Body, err)
+		}
+		if len(answer.Errors) != 1 || answer.Errors[0].Extensions["code"] != "UPSTREAM_OUTCOME_UNKNOWN" {
+			t.Fatalf("answer %s, want one UPSTREAM_OUTCOME_UNKNOWN", rec.Body)
+		}
+		if strings.Contains(answer.Errors[0].Message, "try again later") {
+			t.Errorf("message %q invites a retry that would duplicate the chat", answer.Errors[0].Message)
+		}
+		// The write was sent once, never retried; the other calls are the
+		// settling read (GETs), which timed out too.
+		posts := 0
+		for _, r := range fake.Requests() {
+			if r.Method == http.MethodPost {
+				posts++
+			}
+		}
+		if got := answer.Extensions.Upstream.Calls; posts != 1 || got != fake.Calls() || got < 2 {
+			t.Errorf("%d POSTs, extensions.upstream.calls = %d, the upstream counted %d; want 1 POST and a settling read, all counted",
+				posts, got, fake.Calls())
+		}
+		synctest.Wait()
+		created := 0
+		for _, c := range fake.Chats(restclienttest.DemoKey) {
+			if c.Title == "slow" {
+				created++
+			}
+		}
+		if created != 1 {
+			t.Errorf("the chat exists %d times upstream, want once", created)
+		}
+	})
 }
 
 // TestFaults_IndependentMutations: the second mutation of an operation
