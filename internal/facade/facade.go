@@ -516,7 +516,8 @@ func playgroundNotice(demo bool) string {
 		"(the demo key is filled in). Start it with -upstream or UPSTREAM_URL to serve a real Sure server."
 }
 
-// exampleQuery is what the playground opens with.
+// exampleQuery is what the playground opens with: README's first query
+// (section "A first query"), the same text (TestHTTP_PlaygroundOpensOnREADMEsFirstQuery).
 const exampleQuery = `# Sure's categories as a tree: one upstream call.
 # Run it; extensions.upstream in the answer shows the cost.
 {
@@ -525,12 +526,8 @@ const exampleQuery = `# Sure's categories as a tree: one upstream call.
     nodes {
       name
       color
-      icon
-      subcategories(first: 50) {
-        nodes {
-          name
-        }
-      }
+      subcategoriesCount
+      subcategories(first: 50) { nodes { name parent { name } } }
     }
   }
 }
