@@ -18,7 +18,7 @@ func TestREADME_ClientSnippets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"apollo.mjs", "apollo-batch.mjs", "urql.mjs", "codegen.ts", "src/categoryTree.ts"} {
+	for _, f := range []string{"apollo.mjs", "apollo-batch.mjs", "urql.mjs", "codegen.ts", "src/categoryTree.ts", "src/recentChats.ts"} {
 		t.Run(f, func(t *testing.T) {
 			src, err := os.ReadFile(filepath.Join(".ci", "clients", f))
 			if err != nil {

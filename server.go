@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/suregql/suregql/internal/config"
+	"github.com/suregql/suregql/internal/edge/gqlhttp"
 	"github.com/suregql/suregql/internal/edge/requestid"
 	"github.com/suregql/suregql/internal/facade"
 	"github.com/suregql/suregql/internal/fake/restclienttest"
@@ -134,6 +135,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	defer flushTraces(log, stopTracing)
 
+	// A manifest that does not load (or whose hashes do not match its
+	// documents) stops the start, before anything listens.
+	var docs *gqlhttp.Documents
+	if cfg.PersistedDocuments != "" {
+		if docs, err = gqlhttp.LoadDocuments(cfg.PersistedDocuments, !cfg.RefuseArbitraryDocuments); err != nil {
+			return err
+		}
+		log.Info("persisted documents", "file", cfg.PersistedDocuments, "documents", docs.Len(), "onlyThese", docs.OnlyThese())
+	}
 	up, err := startUpstream(ctx, cfg)
 	if err != nil {
 		return err
@@ -169,7 +179,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		DisablePlayground: cfg.DisablePlayground, DisableIntrospection: cfg.DisableIntrospection,
 		MaxDepth: cfg.MaxDepth, MaxResponseBytes: cfg.MaxResponseBytes, MaxBatch: cfg.MaxBatch,
 		Metrics: m, DisableMetricsEndpoint: cfg.MetricsAddr != "",
-		TracerProvider: tp, Redis: shared,
+		TracerProvider: tp, Redis: shared, Documents: docs,
 	}), cfg.OperationTimeout)
 	logEndpoints(log, cfg, up, "http://"+displayAddr(ln.Addr()))
 

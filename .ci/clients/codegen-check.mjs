@@ -1,6 +1,7 @@
 // Runs README.md's GraphQL Code Generator setup (codegen.ts, with the
-// documented query src/categoryTree.ts, the imports page src/imports.ts and
-// the mutation src/sendChatMessage.ts) against a running suregql in a
+// documented query src/categoryTree.ts, the imports page src/imports.ts,
+// the chats with their DateTime fields src/recentChats.ts and the mutation
+// src/sendChatMessage.ts) against a running suregql in a
 // temporary directory: generates the types from the server's introspection,
 // type-checks src/typecheck.ts against them (tsc --noEmit), then compiles
 // the typed documents and runs them through README.md's Apollo Client.
@@ -37,9 +38,14 @@ try {
   const generated = readFileSync(join(dir, 'src/gql/graphql.ts'), 'utf8');
   for (const t of ['CategoryTreeQuery', 'CategoryTreeQueryVariables', 'CategoryClassification',
     'ImportsPageQuery', 'ImportsPageQueryVariables',
+    'RecentChatsQuery', 'RecentChatsQueryVariables',
     'SendChatMessageMutation', 'SendChatMessageMutationVariables', 'SendChatMessageInput']) {
     assert.match(generated, new RegExp(`^export type ${t} =`, 'm'), `graphql.ts has no type ${t}`);
   }
+  // codegen.ts maps every custom scalar (strictScalars refuses one it
+  // does not): DateTime fields are strings, not any or unknown.
+  assert.match(generated, /^export type RecentChatsQuery = .*\bupdatedAt: string, lastMessageAt: string \| null\b/m,
+    'graphql.ts: RecentChatsQuery does not type DateTime as string');
   console.log('codegen: generated src/gql/ from the server\'s introspection');
 
   // @ts-expect-error lines in typecheck.ts fail this if the types were any.

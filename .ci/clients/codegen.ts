@@ -6,7 +6,16 @@ const config: CodegenConfig = {
   schema: process.env.SUREGQL_URL ?? 'http://localhost:8080/graphql',
   documents: ['src/**/*.ts', '!src/gql/**'],
   generates: {
-    'src/gql/': { preset: 'client' },
+    'src/gql/': {
+      preset: 'client',
+      config: {
+        // suregql's custom scalars, as they travel in JSON: DateTime is an
+        // RFC 3339 string ("2026-11-22T05:00:00Z"), JSON any JSON value.
+        // strictScalars fails the generation if the schema gains another.
+        scalars: { DateTime: 'string', JSON: 'unknown' },
+        strictScalars: true,
+      },
+    },
   },
 };
 

@@ -1,5 +1,10 @@
 // Runs the operations relay-compiler generated from src/ against a running
-// suregql, as Relay would send them: the page's query, a Category and a
+// suregql started with relay-compiler's manifest (-persisted-documents
+// persisted-documents.json -allow-arbitrary-documents=false), as Relay
+// sends persisted queries: {"doc_id": id, "variables": …}, the text never
+// sent (relay.config.json's persistConfig leaves it out of the
+// artifacts). Then it checks that a document sent as text and an unknown
+// id are refused. The operations: the page's query, a Category and a
 // Chat refetched through Query.node, the chat, subcategory and import
 // connections paged with the cursors they answered, and the mutations of
 // the chat loop (create, send a message, delete) and of createCategory.
@@ -18,15 +23,23 @@ import CategoryCreateMutation from './src/__generated__/CategoryCreateMutation.g
 const [endpoint] = process.argv.slice(2);
 const maxPages = 20; // a bound on every paging loop below
 
-// run sends a generated operation's text with variables, as key (demo-key
-// unless said), and returns its data; any error fails the check.
-async function run(request, variables, key = 'demo-key') {
+// post sends a request body as key and returns the status and the answer.
+async function post(request, key = 'demo-key') {
   const res = await fetch(endpoint, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json', 'X-Api-Key': key },
-    body: JSON.stringify({ query: request.params.text, variables }),
+    body: JSON.stringify(request),
   });
-  const body = await res.json();
+  return { status: res.status, body: await res.json() };
+}
+
+// run sends a generated operation by its persisted id with variables, as
+// key (demo-key unless said), and returns its data; any error fails the
+// check.
+async function run(request, variables, key = 'demo-key') {
+  assert.equal(request.params.text, null, `${request.params.name}: the artifact holds its text; relay.config.json's persistConfig is off`);
+  assert.match(request.params.id ?? '', /^[0-9a-f]{64}$/, `${request.params.name}: no SHA-256 id`);
+  const { body } = await post({ doc_id: request.params.id, variables }, key);
   assert.equal(body.errors, undefined, `${request.params.name} ${JSON.stringify(variables)}: ${JSON.stringify(body.errors)}`);
   return body.data;
 }
@@ -168,3 +181,14 @@ assert.deepEqual(taken.userErrors[0].field, ['input', 'name']);
 console.log(`relay: category ${root.name} refetched by id with its subcategories paged, chat ${chat.title} refetched by id, chats paged`);
 console.log(`relay: imports paged forward: ${allImports.imports.length} in ${allImports.pages} pages, ${complete.imports.length} complete in ${complete.pages} pages; rateLimit unlimited: ${rateLimit.unlimited}, no classification invented`);
 console.log(`relay: chat created, message sent (aiResponseStatus pending), blank message BLANK, chat deleted (again: NOT_FOUND); category "${name}" created, again: TAKEN`);
+
+// Only the manifest's documents run: a document sent as text (even one of
+// the manifest's) and an unknown id are refused before any work.
+const arbitrary = await post({ query: '{ rateLimit { limit } }' });
+assert.equal(arbitrary.status, 400, JSON.stringify(arbitrary));
+assert.equal(arbitrary.body.errors?.[0]?.extensions?.code, 'PERSISTED_DOCUMENT_REQUIRED', JSON.stringify(arbitrary.body));
+const unknown = await post({ doc_id: '0'.repeat(64) });
+assert.equal(unknown.status, 400, JSON.stringify(unknown));
+assert.equal(unknown.body.errors?.[0]?.extensions?.code, 'PERSISTED_DOCUMENT_NOT_FOUND', JSON.stringify(unknown.body));
+assert.equal(unknown.body.data, undefined);
+console.log('relay: every operation sent by its persisted id (doc_id); a document sent as text: PERSISTED_DOCUMENT_REQUIRED, an unknown id: PERSISTED_DOCUMENT_NOT_FOUND');

@@ -9,6 +9,7 @@
 package config
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -55,6 +56,12 @@ type Config struct {
 	// RedisSecret names and seals what is stored in Redis; at least
 	// redisstate.MinSecretBytes when RedisURL is set (-redis-secret).
 	RedisSecret string
+	// PersistedDocuments is the manifest file of trusted documents
+	// (-persisted-documents); empty holds none.
+	PersistedDocuments string
+	// RefuseArbitraryDocuments runs only the manifest's documents: the
+	// off switch of -allow-arbitrary-documents.
+	RefuseArbitraryDocuments bool
 	// DisablePlayground and DisableIntrospection are the off switches of
 	// -playground and -introspection, so that the zero value serves both.
 	DisablePlayground    bool
@@ -118,6 +125,9 @@ func Parse(args []string, getenv func(string) string) (Config, error) {
 	}
 	if err := checkRedis(cfg); err != nil {
 		return Config{}, err
+	}
+	if cfg.RefuseArbitraryDocuments && cfg.PersistedDocuments == "" {
+		return Config{}, errors.New("-allow-arbitrary-documents=false needs -persisted-documents / PERSISTED_DOCUMENTS: without a manifest no document could run")
 	}
 	return cfg, nil
 }

@@ -91,6 +91,13 @@ func TestParse(t *testing.T) {
 		{name: "redis without a secret", args: []string{"-redis-url", "redis://127.0.0.1:6379"}, wantErr: true},
 		{name: "redis with a short secret", args: []string{"-redis-url", "redis://127.0.0.1:6379", "-redis-secret", "short"}, wantErr: true},
 		{name: "redis of another scheme", args: []string{"-redis-url", "http://127.0.0.1:6379", "-redis-secret", "0123456789abcdef"}, wantErr: true},
+		{name: "trusted documents from the environment", env: map[string]string{"PERSISTED_DOCUMENTS": "/etc/suregql/persisted-documents.json", "ALLOW_ARBITRARY_DOCUMENTS": "false"},
+			want: Config{Addr: ":8080", UpstreamTimeout: 10 * time.Second, MaxUpstreamCalls: 100, OperationTimeout: 15 * time.Second,
+				PersistedDocuments: "/etc/suregql/persisted-documents.json", RefuseArbitraryDocuments: true}},
+		{name: "a manifest, arbitrary documents allowed", args: []string{"-persisted-documents", "m.json"},
+			want: Config{Addr: ":8080", UpstreamTimeout: 10 * time.Second, MaxUpstreamCalls: 100, OperationTimeout: 15 * time.Second,
+				PersistedDocuments: "m.json"}},
+		{name: "arbitrary documents refused without a manifest", args: []string{"-allow-arbitrary-documents=false"}, wantErr: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -106,6 +106,16 @@ var flags = []Flag{
 		Usage: "secret that names and seals what is stored in Redis, the same on every replica, at least 16 bytes; required with -redis-url (env REDIS_SECRET)",
 		parse: text(func(c *Config) *string { return &c.RedisSecret }),
 	},
+	{
+		Name: "persisted-documents", Env: "PERSISTED_DOCUMENTS",
+		Usage: "JSON manifest of trusted documents, {\"<id>\": \"<document>\"} as relay-compiler's persistConfig or GraphQL Code Generator's persistedDocuments write it; requests may send a documentId instead of a document (env PERSISTED_DOCUMENTS)",
+		parse: text(func(c *Config) *string { return &c.PersistedDocuments }),
+	},
+	{
+		Name: "allow-arbitrary-documents", Env: "ALLOW_ARBITRARY_DOCUMENTS", Default: "true",
+		Usage:  "run documents sent as text (env ALLOW_ARBITRARY_DOCUMENTS); false runs only the documents of -persisted-documents",
+		toggle: func(c *Config, on bool) { c.RefuseArbitraryDocuments = !on },
+	},
 }
 
 // text stores a value as it is.

@@ -134,6 +134,10 @@ type Config struct {
 	// still shared per process only (the Coalescer). nil keeps all of it in
 	// this process.
 	Redis *redisstate.Store
+	// Documents are the trusted (persisted) documents requests may name by
+	// id or hash (gqlhttp.LoadDocuments); with OnlyThese, no other
+	// document runs. nil holds none and lets any document run.
+	Documents *gqlhttp.Documents
 }
 
 // Defaults of Config.
@@ -179,7 +183,7 @@ func New(cfg Config) http.Handler {
 		Log: log, Metrics: cfg.Metrics, MaxBatch: cfg.MaxBatch,
 		OperationTimeout: cfg.OperationTimeout, CORSOrigins: cfg.CORSOrigins,
 		Callers: ring, Planners: shared,
-		Waited: waited, RequestContext: withPendingQueries,
+		Waited: waited, RequestContext: withPendingQueries, Documents: cfg.Documents,
 	})
 	if cfg.TracerProvider != nil {
 		gql = tracedHandler(gql, cfg.TracerProvider, cfg.Propagator) // outermost: refusals are traced too
@@ -516,7 +520,8 @@ func playgroundNotice(demo bool) string {
 		"(the demo key is filled in). Start it with -upstream or UPSTREAM_URL to serve a real Sure server."
 }
 
-// exampleQuery is what the playground opens with.
+// exampleQuery is what the playground opens with: README's first query
+// (section "A first query"), the same text (TestHTTP_PlaygroundOpensOnREADMEsFirstQuery).
 const exampleQuery = `# Sure's categories as a tree: one upstream call.
 # Run it; extensions.upstream in the answer shows the cost.
 {
@@ -525,12 +530,8 @@ const exampleQuery = `# Sure's categories as a tree: one upstream call.
     nodes {
       name
       color
-      icon
-      subcategories(first: 50) {
-        nodes {
-          name
-        }
-      }
+      subcategoriesCount
+      subcategories(first: 50) { nodes { name parent { name } } }
     }
   }
 }

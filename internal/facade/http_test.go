@@ -7,6 +7,8 @@ import (
 	"html"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -216,6 +218,30 @@ func TestHTTP_PlaygroundAndHealth(t *testing.T) {
 	}
 	if strings.Contains(r.raw, `id="notice"`) {
 		t.Error("the playground shows a notice outside demo mode")
+	}
+}
+
+// README says the playground opens on its first query (section "A first
+// query"): the page's default query is that block, character for
+// character, so what a newcomer reads is what the editor shows.
+func TestHTTP_PlaygroundOpensOnREADMEsFirstQuery(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "\n## A first query\n")
+	if !ok {
+		t.Fatal("README.md has no section ## A first query")
+	}
+	_, block, ok := strings.Cut(section, "```graphql\n")
+	if !ok {
+		t.Fatal("README.md's section A first query has no ```graphql block")
+	}
+	block, _, _ = strings.Cut(block, "```")
+	e := newEnv(t)
+	if got := playgroundExample(t, e); got != block {
+		t.Errorf("the playground opens on\n%s\nREADME's first query is\n%s", got, block)
 	}
 }
 

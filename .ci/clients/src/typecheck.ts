@@ -1,17 +1,20 @@
 // Type-checked by codegen-check.mjs (tsc --noEmit) against the generated
-// types: it compiles only if they describe CategoryTree, ImportsPage and
-// SendChatMessage as selected.
+// types: it compiles only if they describe CategoryTree, ImportsPage,
+// RecentChats and SendChatMessage as selected, with DateTime a string.
 import type {
   CategoryClassification,
   CategoryTreeQuery,
   CategoryTreeQueryVariables,
   ImportsPageQuery,
   ImportsPageQueryVariables,
+  RecentChatsQuery,
+  RecentChatsQueryVariables,
   SendChatMessageMutation,
   SendChatMessageMutationVariables,
 } from './gql/graphql';
 import { CategoryTree } from './categoryTree';
 import { ImportsPage } from './imports';
+import { RecentChats } from './recentChats';
 import { SendChatMessage } from './sendChatMessage';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 
@@ -108,4 +111,26 @@ export function userErrorCodes(data: SendChatMessageMutation): string[] {
 export function unselectedMessageField(data: SendChatMessageMutation): unknown {
   // @ts-expect-error: model was not selected
   return data.sendChatMessage?.message?.model;
+}
+
+// RecentChats: DateTime fields are strings (codegen.ts maps every custom
+// scalar), so Date parses them and they compare as text.
+export const recentDocument: TypedDocumentNode<RecentChatsQuery, RecentChatsQueryVariables> = RecentChats;
+
+export function updatedAt(data: RecentChatsQuery): string {
+  return data.chats!.nodes[0]!.updatedAt;
+}
+
+export function lastMessageAt(data: RecentChatsQuery): string | null | undefined {
+  return data.chats?.nodes[0]?.lastMessageAt;
+}
+
+export function updatedAtAsNumber(data: RecentChatsQuery): number {
+  // @ts-expect-error: DateTime is a string, not a number (nor any)
+  return data.chats!.nodes[0]!.updatedAt;
+}
+
+export function lastMessageAtRequired(data: RecentChatsQuery): string {
+  // @ts-expect-error: lastMessageAt is nullable (a chat without messages)
+  return data.chats!.nodes[0]!.lastMessageAt;
 }

@@ -73,9 +73,10 @@ func badBatch(msg string, index int) *batchProblem {
 
 // decodeBatch decodes a JSON array of GraphQL requests, at most maxBatch of
 // them. An empty array, a longer one, an element that is not a JSON object
-// of a GraphQL request, or one without a query (nor a persisted query's
-// hash) refuses the whole batch: such a body is not a batch a client built.
-func decodeBatch(body []byte, maxBatch int) ([]*graphql.RawParams, *batchProblem) {
+// of a GraphQL request, one without a query (nor a persisted query's
+// hash, nor a persisted document's id), or one whose persisted document is
+// refused (docs) refuses the whole batch: such a body is not a batch a client built.
+func decodeBatch(body []byte, maxBatch int, docs *Documents) ([]*graphql.RawParams, *batchProblem) {
 	var elems []json.RawMessage
 	if err := json.Unmarshal(body, &elems); err != nil {
 		return nil, badBatch("the request body is not a JSON array of GraphQL requests: "+jsonProblem(err), -1)
@@ -94,9 +95,15 @@ func decodeBatch(body []byte, maxBatch int) ([]*graphql.RawParams, *batchProblem
 		if t := bytes.TrimLeft(elem, " \t\r\n"); len(t) == 0 || t[0] != '{' {
 			return nil, badBatch(fmt.Sprintf("operation %d of the batch is not a JSON object of a GraphQL request", i), i)
 		}
-		params, err := decodeParams(elem)
+		params, id, err := decodeParams(elem)
 		if err != nil {
 			return nil, badBatch(fmt.Sprintf("operation %d of the batch is not a JSON object of a GraphQL request: %s", i, jsonProblem(err)), i)
+		}
+		if why := docs.resolve(params, id); why != nil {
+			return nil, &batchProblem{status: http.StatusBadRequest, err: map[string]any{
+				"message":    fmt.Sprintf("operation %d of the batch: %s", i, why.msg),
+				"extensions": map[string]any{"code": why.code, "index": i},
+			}}
 		}
 		if params.Query == "" && params.Extensions["persistedQuery"] == nil {
 			return nil, badBatch(fmt.Sprintf("operation %d of the batch has no query", i), i)

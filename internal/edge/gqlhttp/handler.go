@@ -51,6 +51,9 @@ type Options struct {
 	// it shares another's execution instead of running the executor: what
 	// the executor's response middlewares give every answer.
 	Waited []graphql.ResponseMiddleware
+	// Documents are the trusted documents requests may name by id (see
+	// Documents); nil holds none and lets any document run.
+	Documents *Documents
 	// RequestContext, when not nil, prepares each request's context once
 	// its caller and planner are in it (per-request state of the
 	// executor's extensions).

@@ -59,12 +59,16 @@ func (s *server) overHTTP(w http.ResponseWriter, r *http.Request) {
 			refused.operationNameTooLong(m, len(name), -1)
 			return
 		}
+		if why := s.opts.Documents.resolveGET(r); why != nil {
+			refused.document(why)
+			return
+		}
 		s.getAnswer(&statusWriter{ResponseWriter: w, method: r.Method, refused: refused}, r)
 	case http.MethodOptions:
 		w.Header().Set("Allow", allowedMethods)
 		w.WriteHeader(http.StatusOK)
 	case http.MethodPost:
-		req, ok := readPost(r, refused, m, s.opts.MaxBatch)
+		req, ok := readPost(r, refused, m, s.opts.MaxBatch, s.opts.Documents)
 		if !ok {
 			return
 		}
@@ -86,7 +90,7 @@ type postRequest struct {
 
 // readPost reads and decodes the body of a POST to /graphql; ok is false
 // when it refused the request instead (refused answered it).
-func readPost(r *http.Request, refused refusedRequest, m *metrics.Metrics, maxBatch int) (_ postRequest, ok bool) {
+func readPost(r *http.Request, refused refusedRequest, m *metrics.Metrics, maxBatch int, docs *Documents) (_ postRequest, ok bool) {
 	if !isJSON(r.Header.Get("Content-Type")) {
 		refused.answer(http.StatusUnsupportedMediaType, graph.CodeUnsupportedMediaType,
 			"the body of a POST must be application/json")
@@ -108,14 +112,20 @@ func readPost(r *http.Request, refused refusedRequest, m *metrics.Metrics, maxBa
 		return postRequest{}, false
 	}
 	if isBatch(body) {
-		return readBatch(body, refused, m, maxBatch)
+		return readBatch(body, refused, m, maxBatch, docs)
 	}
 	// Decoded once, here: postAnswer takes the result.
-	params, err := decodeParams(body)
+	params, id, err := decodeParams(body)
 	if err != nil {
 		// Said here, not by gqlgen, whose message quotes the whole
 		// body back to the sender.
 		refused.answer(http.StatusBadRequest, graph.CodeBadRequest, "the request body is not a JSON object of a GraphQL request: "+jsonProblem(err))
+		return postRequest{}, false
+	}
+	// A persisted document is looked up (or the request refused) before
+	// GraphQL reads anything.
+	if why := docs.resolve(params, id); why != nil {
+		refused.document(why)
 		return postRequest{}, false
 	}
 	if params.Query == "" && params.Extensions["persistedQuery"] == nil {
@@ -130,8 +140,8 @@ func readPost(r *http.Request, refused refusedRequest, m *metrics.Metrics, maxBa
 }
 
 // readBatch decodes the body of a batch (see decodeBatch).
-func readBatch(body []byte, refused refusedRequest, m *metrics.Metrics, maxBatch int) (_ postRequest, ok bool) {
-	ops, problem := decodeBatch(body, maxBatch)
+func readBatch(body []byte, refused refusedRequest, m *metrics.Metrics, maxBatch int, docs *Documents) (_ postRequest, ok bool) {
+	ops, problem := decodeBatch(body, maxBatch, docs)
 	if problem != nil {
 		if ext, _ := problem.err["extensions"].(map[string]any); ext["limit"] == LimitBatchSize {
 			m.QueryLimitRefused(LimitBatchSize)
@@ -210,16 +220,17 @@ func jsonProblem(err error) string {
 }
 
 // decodeParams decodes a POST body as gqlgen's transports do (numbers kept
-// as json.Number).
-func decodeParams(body []byte) (*graphql.RawParams, error) {
-	params := &graphql.RawParams{ReadTime: graphql.TraceTiming{Start: graphql.Now()}}
+// as json.Number), and the id of the persisted document it names, if any
+// (see wireParams).
+func decodeParams(body []byte) (_ *graphql.RawParams, documentID string, _ error) {
+	wire := &wireParams{RawParams: graphql.RawParams{ReadTime: graphql.TraceTiming{Start: graphql.Now()}}}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
-	if err := dec.Decode(params); err != nil {
-		return nil, err
+	if err := dec.Decode(wire); err != nil {
+		return nil, "", err
 	}
-	params.ReadTime.End = graphql.Now()
-	return params, nil
+	wire.ReadTime.End = graphql.Now()
+	return &wire.RawParams, wire.documentID(), nil
 }
 
 func isJSON(contentType string) bool {

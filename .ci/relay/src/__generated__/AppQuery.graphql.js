@@ -1,11 +1,14 @@
 /**
- * @generated SignedSource<<b700641bb74ccad6434e63121432e3f3>>
+ * @generated SignedSource<<0845551e2f234024c5b8bfc4f733d1be>>
+ * @relayHash 502b1861be51e4d9e442ac4ec654f012
  * @lightSyntaxTransform
  */
 
 /* eslint-disable */
 
 'use strict';
+
+// @relayRequestID 6f44ed2b709730c1cd81c5c30bc4daf41323d98363f51d5d2483e8c03aaa1853
 
 var node = (function(){
 var v0 = {
@@ -458,12 +461,11 @@ return {
     ]
   },
   "params": {
-    "cacheID": "502b1861be51e4d9e442ac4ec654f012",
-    "id": null,
+    "id": "6f44ed2b709730c1cd81c5c30bc4daf41323d98363f51d5d2483e8c03aaa1853",
     "metadata": {},
     "name": "AppQuery",
     "operationKind": "query",
-    "text": "query AppQuery {\n  categories(first: 25, rootsOnly: true) {\n    nodes {\n      id\n      ...CategoryRow_category\n    }\n  }\n  ...ChatList_query\n  ...ImportList_query\n  ...RateLimitBadge_query\n}\n\nfragment CategoryRow_category on Category {\n  id\n  name\n  classification\n  color\n  subcategoriesCount\n  subcategories(first: 25) {\n    edges {\n      node {\n        id\n        name\n        __typename\n      }\n      cursor\n    }\n    pageInfo {\n      endCursor\n      hasNextPage\n    }\n  }\n}\n\nfragment ChatList_query on Query {\n  chats(first: 20) {\n    edges {\n      node {\n        id\n        ...ChatRow_chat\n        __typename\n      }\n      cursor\n    }\n    pageInfo {\n      endCursor\n      hasNextPage\n    }\n  }\n}\n\nfragment ChatRow_chat on Chat {\n  id\n  title\n  messageCount\n  lastMessageAt\n}\n\nfragment ImportList_query on Query {\n  imports(first: 25) {\n    totalCount\n    edges {\n      node {\n        id\n        type\n        status\n        statusDetail {\n          terminal\n          publishable\n        }\n        stats {\n          rowsCount\n        }\n        __typename\n      }\n      cursor\n    }\n    pageInfo {\n      endCursor\n      hasNextPage\n    }\n  }\n}\n\nfragment RateLimitBadge_query on Query {\n  rateLimit {\n    unlimited\n    limit\n    remaining\n    resetAt\n  }\n}\n"
+    "text": null
   }
 };
 })();

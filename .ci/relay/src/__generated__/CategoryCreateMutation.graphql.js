@@ -1,11 +1,14 @@
 /**
- * @generated SignedSource<<a1093dbf30c2e973f9b7f760918dfe9b>>
+ * @generated SignedSource<<d4309cb7cbc7203c00397d19d3663a22>>
+ * @relayHash 19eb7cf7165ba6424792d6e6d67980f5
  * @lightSyntaxTransform
  */
 
 /* eslint-disable */
 
 'use strict';
+
+// @relayRequestID 8b2cff3e952afbf9ca59475dde8e701ca6324ff4eaa9e0f143167927833ffe23
 
 var node = (function(){
 var v0 = [
@@ -262,12 +265,11 @@ return {
     ]
   },
   "params": {
-    "cacheID": "19eb7cf7165ba6424792d6e6d67980f5",
-    "id": null,
+    "id": "8b2cff3e952afbf9ca59475dde8e701ca6324ff4eaa9e0f143167927833ffe23",
     "metadata": {},
     "name": "CategoryCreateMutation",
     "operationKind": "mutation",
-    "text": "mutation CategoryCreateMutation(\n  $input: CreateCategoryInput!\n) {\n  createCategory(input: $input) {\n    category {\n      id\n      ...CategoryRow_category\n    }\n    userErrors {\n      field\n      message\n      code\n    }\n    clientMutationId\n  }\n}\n\nfragment CategoryRow_category on Category {\n  id\n  name\n  classification\n  color\n  subcategoriesCount\n  subcategories(first: 25) {\n    edges {\n      node {\n        id\n        name\n        __typename\n      }\n      cursor\n    }\n    pageInfo {\n      endCursor\n      hasNextPage\n    }\n  }\n}\n"
+    "text": null
   }
 };
 })();

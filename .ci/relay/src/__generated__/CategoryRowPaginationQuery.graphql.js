@@ -1,11 +1,14 @@
 /**
- * @generated SignedSource<<8419092ca310056cfe513e4657a19063>>
+ * @generated SignedSource<<d6deb65c25b5fde580e2fe7e431543af>>
+ * @relayHash 136b8b862621c940237801a450748168
  * @lightSyntaxTransform
  */
 
 /* eslint-disable */
 
 'use strict';
+
+// @relayRequestID 810972b7b889d38ed4a6b9e989276f562539876625d82b6ba6a8b71fcf0dcd46
 
 var node = (function(){
 var v0 = [
@@ -231,12 +234,11 @@ return {
     ]
   },
   "params": {
-    "cacheID": "136b8b862621c940237801a450748168",
-    "id": null,
+    "id": "810972b7b889d38ed4a6b9e989276f562539876625d82b6ba6a8b71fcf0dcd46",
     "metadata": {},
     "name": "CategoryRowPaginationQuery",
     "operationKind": "query",
-    "text": "query CategoryRowPaginationQuery(\n  $count: Int = 25\n  $cursor: String\n  $id: ID!\n) {\n  node(id: $id) {\n    __typename\n    ...CategoryRow_category_1G22uz\n    id\n  }\n}\n\nfragment CategoryRow_category_1G22uz on Category {\n  id\n  name\n  classification\n  color\n  subcategoriesCount\n  subcategories(first: $count, after: $cursor) {\n    edges {\n      node {\n        id\n        name\n        __typename\n      }\n      cursor\n    }\n    pageInfo {\n      endCursor\n      hasNextPage\n    }\n  }\n}\n"
+    "text": null
   }
 };
 })();

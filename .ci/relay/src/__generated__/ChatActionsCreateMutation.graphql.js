@@ -1,11 +1,14 @@
 /**
- * @generated SignedSource<<f044c99411d169ac772e697f2ff9e2ee>>
+ * @generated SignedSource<<1f01069d7b0e3ec5059756ee923c5544>>
+ * @relayHash 3cf7cd12342e3aa4b452768cd5a17749
  * @lightSyntaxTransform
  */
 
 /* eslint-disable */
 
 'use strict';
+
+// @relayRequestID aceccdf101a85f0ac7dcb7a9ce242cecdda371e98ed96116f5871aee8e941603
 
 var node = (function(){
 var v0 = {
@@ -185,12 +188,11 @@ return {
     ]
   },
   "params": {
-    "cacheID": "3cf7cd12342e3aa4b452768cd5a17749",
-    "id": null,
+    "id": "aceccdf101a85f0ac7dcb7a9ce242cecdda371e98ed96116f5871aee8e941603",
     "metadata": {},
     "name": "ChatActionsCreateMutation",
     "operationKind": "mutation",
-    "text": "mutation ChatActionsCreateMutation(\n  $input: CreateChatInput!\n) {\n  createChat(input: $input) {\n    chat {\n      id\n      ...ChatRow_chat\n    }\n    userErrors {\n      field\n      message\n      code\n    }\n  }\n}\n\nfragment ChatRow_chat on Chat {\n  id\n  title\n  messageCount\n  lastMessageAt\n}\n"
+    "text": null
   }
 };
 })();

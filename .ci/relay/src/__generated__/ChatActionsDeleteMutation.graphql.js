@@ -1,11 +1,14 @@
 /**
- * @generated SignedSource<<5e9dc847133863772752e7bd14ea23e6>>
+ * @generated SignedSource<<dc820862685c4f16a44698310429135f>>
+ * @relayHash 2c30ba53e67fe54e1e563f135846f688
  * @lightSyntaxTransform
  */
 
 /* eslint-disable */
 
 'use strict';
+
+// @relayRequestID 1a4f99037a3d34ed51b6874a457bc10fcef7e8073da873e7cdf25fe456b46b6d
 
 var node = (function(){
 var v0 = [
@@ -125,12 +128,11 @@ return {
     ]
   },
   "params": {
-    "cacheID": "2c30ba53e67fe54e1e563f135846f688",
-    "id": null,
+    "id": "1a4f99037a3d34ed51b6874a457bc10fcef7e8073da873e7cdf25fe456b46b6d",
     "metadata": {},
     "name": "ChatActionsDeleteMutation",
     "operationKind": "mutation",
-    "text": "mutation ChatActionsDeleteMutation(\n  $input: DeleteChatInput!\n) {\n  deleteChat(input: $input) {\n    deletedChatId\n    userErrors {\n      field\n      message\n      code\n    }\n    clientMutationId\n  }\n}\n"
+    "text": null
   }
 };
 })();

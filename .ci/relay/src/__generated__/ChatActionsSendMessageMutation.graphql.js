@@ -1,11 +1,14 @@
 /**
- * @generated SignedSource<<f92d93df0435ad3c134a1dc726d1c1cc>>
+ * @generated SignedSource<<4091a9eb51690bb8d2043c12725a18d6>>
+ * @relayHash 5557f0a30739d31f43be58a9e41022d3
  * @lightSyntaxTransform
  */
 
 /* eslint-disable */
 
 'use strict';
+
+// @relayRequestID 6bd9f28b767e9df650afa8024d6853c85b79c477ad3e55c248d8456e92c7111c
 
 var node = (function(){
 var v0 = [
@@ -137,12 +140,11 @@ return {
     "selections": (v1/*:: as any*/)
   },
   "params": {
-    "cacheID": "5557f0a30739d31f43be58a9e41022d3",
-    "id": null,
+    "id": "6bd9f28b767e9df650afa8024d6853c85b79c477ad3e55c248d8456e92c7111c",
     "metadata": {},
     "name": "ChatActionsSendMessageMutation",
     "operationKind": "mutation",
-    "text": "mutation ChatActionsSendMessageMutation(\n  $input: SendChatMessageInput!\n) {\n  sendChatMessage(input: $input) {\n    message {\n      id\n      role\n      content\n      aiResponseStatus\n    }\n    userErrors {\n      field\n      message\n      code\n    }\n    clientMutationId\n    confirmedByRead\n  }\n}\n"
+    "text": null
   }
 };
 })();

@@ -1,11 +1,14 @@
 /**
- * @generated SignedSource<<4104935ef0e954863a208e8bf7bab6ff>>
+ * @generated SignedSource<<7fe19fb95e1b2d7242075dacfb43c9eb>>
+ * @relayHash 3ad3a1609568c7668f22795764aaa50d
  * @lightSyntaxTransform
  */
 
 /* eslint-disable */
 
 'use strict';
+
+// @relayRequestID 09891a5e0f973a8d805ef9edf9ba7dcb5c6aef39d8ea2a1c7b3405e5f8cec2a6
 
 var node = (function(){
 var v0 = [
@@ -177,12 +180,11 @@ return {
     ]
   },
   "params": {
-    "cacheID": "3ad3a1609568c7668f22795764aaa50d",
-    "id": null,
+    "id": "09891a5e0f973a8d805ef9edf9ba7dcb5c6aef39d8ea2a1c7b3405e5f8cec2a6",
     "metadata": {},
     "name": "ChatListPaginationQuery",
     "operationKind": "query",
-    "text": "query ChatListPaginationQuery(\n  $count: Int = 20\n  $cursor: String\n) {\n  ...ChatList_query_1G22uz\n}\n\nfragment ChatList_query_1G22uz on Query {\n  chats(first: $count, after: $cursor) {\n    edges {\n      node {\n        id\n        ...ChatRow_chat\n        __typename\n      }\n      cursor\n    }\n    pageInfo {\n      endCursor\n      hasNextPage\n    }\n  }\n}\n\nfragment ChatRow_chat on Chat {\n  id\n  title\n  messageCount\n  lastMessageAt\n}\n"
+    "text": null
   }
 };
 })();

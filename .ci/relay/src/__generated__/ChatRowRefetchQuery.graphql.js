@@ -1,11 +1,14 @@
 /**
- * @generated SignedSource<<180d3bc55a12b51f3d3f92147ea6385b>>
+ * @generated SignedSource<<8cc700dc77deedff08e05254aca1830c>>
+ * @relayHash c4e54a4f7b00b1f95590c607f4b5348b
  * @lightSyntaxTransform
  */
 
 /* eslint-disable */
 
 'use strict';
+
+// @relayRequestID 1beec56d7c0e1c3b789d3b5ffa294626eb8a9f40cea164b37f2787b6d7df371e
 
 var node = (function(){
 var v0 = [
@@ -111,12 +114,11 @@ return {
     ]
   },
   "params": {
-    "cacheID": "c4e54a4f7b00b1f95590c607f4b5348b",
-    "id": null,
+    "id": "1beec56d7c0e1c3b789d3b5ffa294626eb8a9f40cea164b37f2787b6d7df371e",
     "metadata": {},
     "name": "ChatRowRefetchQuery",
     "operationKind": "query",
-    "text": "query ChatRowRefetchQuery(\n  $id: ID!\n) {\n  node(id: $id) {\n    __typename\n    ...ChatRow_chat\n    id\n  }\n}\n\nfragment ChatRow_chat on Chat {\n  id\n  title\n  messageCount\n  lastMessageAt\n}\n"
+    "text": null
   }
 };
 })();

@@ -1,11 +1,14 @@
 /**
- * @generated SignedSource<<f14dc44aa90d88051f6bb9f872099b4d>>
+ * @generated SignedSource<<41904e4acedf5099d52446a404f96fc1>>
+ * @relayHash c72287c645b2b00bab3c0e0b2f57d7e0
  * @lightSyntaxTransform
  */
 
 /* eslint-disable */
 
 'use strict';
+
+// @relayRequestID 00ab9c514f0278de7d9fc0924c2f808be192bf5c9abffbbc208fe9d8acd2e50f
 
 var node = (function(){
 var v0 = [
@@ -247,12 +250,11 @@ return {
     ]
   },
   "params": {
-    "cacheID": "c72287c645b2b00bab3c0e0b2f57d7e0",
-    "id": null,
+    "id": "00ab9c514f0278de7d9fc0924c2f808be192bf5c9abffbbc208fe9d8acd2e50f",
     "metadata": {},
     "name": "ImportListPaginationQuery",
     "operationKind": "query",
-    "text": "query ImportListPaginationQuery(\n  $count: Int = 25\n  $cursor: String\n  $status: String\n  $type: String\n) {\n  ...ImportList_query_2Rgn8z\n}\n\nfragment ImportList_query_2Rgn8z on Query {\n  imports(first: $count, after: $cursor, status: $status, type: $type) {\n    totalCount\n    edges {\n      node {\n        id\n        type\n        status\n        statusDetail {\n          terminal\n          publishable\n        }\n        stats {\n          rowsCount\n        }\n        __typename\n      }\n      cursor\n    }\n    pageInfo {\n      endCursor\n      hasNextPage\n    }\n  }\n}\n"
+    "text": null
   }
 };
 })();
