@@ -359,6 +359,9 @@ func newShared(cfg Config, log *slog.Logger, accepted *acceptedKeys) *planner.Sh
 		Kinds:     planner.NewKindMemory(planner.DefaultKindMemorySize),
 		MaxCalls:  cfg.MaxUpstreamCalls,
 		Log:       log,
+		// In this process's memory, with Redis too: see
+		// restcache.RejectedKeys for why it is not shared.
+		RejectedKeys: &restcache.RejectedKeys{},
 	}
 	if cfg.Redis != nil {
 		shared.RateLimits = cfg.Redis.RateLimits()
