@@ -90,6 +90,10 @@ type Config struct {
 	// them in Origin, e.g. "https://app.example.com", or "*" for any) call
 	// /graphql from the browser; empty turns CORS off.
 	CORSOrigins []string
+	// CORSHeaders are request headers such pages may send besides
+	// gqlhttp.DefaultCORSHeaders (the key, the body's type, the request
+	// id, and what browser SDKs add: trace context, Sentry, Apollo).
+	CORSHeaders []string
 	// MaxDepth bounds how deep fields nest in an operation; 0 means
 	// DefaultMaxDepth.
 	MaxDepth int
@@ -177,7 +181,7 @@ func New(cfg Config) http.Handler {
 	mux := http.NewServeMux()
 	gql := gqlhttp.Handler(exec, gqlhttp.Options{
 		Log: log, Metrics: cfg.Metrics, MaxBatch: cfg.MaxBatch,
-		OperationTimeout: cfg.OperationTimeout, CORSOrigins: cfg.CORSOrigins,
+		OperationTimeout: cfg.OperationTimeout, CORSOrigins: cfg.CORSOrigins, CORSHeaders: cfg.CORSHeaders,
 		Callers: ring, Planners: shared,
 		Waited: waited, RequestContext: withPendingQueries,
 	})
