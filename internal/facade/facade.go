@@ -569,7 +569,11 @@ func refuseIntrospection(refuse refuseFunc) graphql.OperationMiddleware {
 func requireAPIKey(refuse refuseFunc) graphql.OperationMiddleware {
 	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 		l := planner.From(ctx)
-		if l == nil || l.KeyError() == nil {
+		if l == nil {
+			return next(ctx)
+		}
+		keyErr := l.KeyError()
+		if keyErr == nil {
 			return next(ctx)
 		}
 		oc := graphql.GetOperationContext(ctx)
@@ -582,7 +586,7 @@ func requireAPIKey(refuse refuseFunc) graphql.OperationMiddleware {
 			case "__schema", "__type", "__typename":
 				continue
 			}
-			err := gqlerror.Errorf("%s", l.KeyError().Error())
+			err := gqlerror.Errorf("%s", keyErr.Error())
 			err.Extensions = map[string]any{"code": graph.CodeUnauthenticated}
 			return refuse(ctx, err)
 		}

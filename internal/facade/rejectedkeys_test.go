@@ -49,7 +49,12 @@ const oneCallQuery = `{"query":"{ categories(first: 1) { totalCount } }"}`
 
 // postAs posts oneCallQuery to h's /graphql with key.
 func postAs(h http.Handler, key string) *httptest.ResponseRecorder {
-	req := httptest.NewRequest(http.MethodPost, "/graphql", strings.NewReader(oneCallQuery))
+	return postBodyAs(h, key, oneCallQuery)
+}
+
+// postBodyAs posts body to h's /graphql with key.
+func postBodyAs(h http.Handler, key, body string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(http.MethodPost, "/graphql", strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Api-Key", key)
 	rec := httptest.NewRecorder()
@@ -116,6 +121,44 @@ func TestRejectedKey_RefusedLocallyForAMinute(t *testing.T) {
 		}
 		if got := fake.CallsFor(key); got != 2 {
 			t.Errorf("upstream calls with the key = %d, want 2 (the 401, then the field's)", got)
+		}
+	})
+}
+
+// In a batch, the operations after the one whose calls the upstream
+// answered 401 are refused whole (one error, not one per field), at no
+// call.
+func TestRejectedKey_RestOfTheBatchRefused(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		fake := restclienttest.New()
+		h := inBubble(t, fake, 10*time.Second)
+		const key = "a-key-revoked-upstream"
+		fake.AddKey(key, restclienttest.DemoKey)
+		fake.RevokeKey(key)
+		const twoFields = `{"query":"{ categories(first: 1) { totalCount } chats(first: 1) { totalCount } }"}`
+		rec := postBodyAs(h, key, "["+twoFields+","+twoFields+","+twoFields+"]")
+		var answers []json.RawMessage
+		if err := json.Unmarshal(rec.Body.Bytes(), &answers); err != nil || len(answers) != 3 {
+			t.Fatalf("batch answer %s: %v", rec.Body, err)
+		}
+		for i, raw := range answers {
+			var a gqlAnswer
+			if err := json.Unmarshal(raw, &a); err != nil {
+				t.Fatal(err)
+			}
+			want := []string{"UNAUTHENTICATED"} // refused whole
+			if i == 0 {
+				want = []string{"UNAUTHENTICATED", "UNAUTHENTICATED"} // each field's 401
+			}
+			if !slices.Equal(a.codes(), want) {
+				t.Errorf("operation %d: errors %v, want %v: %s", i, a.codes(), want, raw)
+			}
+		}
+		// The first operation's two fields may both be sent before the
+		// first 401 returns, or the second refused by the gate after it.
+		if got := fake.CallsFor(key); got < 1 || got > 2 {
+			t.Errorf("upstream calls = %d for the batch of 3, want 1 or 2 (the first operation's fields)", got)
 		}
 	})
 }

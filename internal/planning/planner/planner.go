@@ -215,8 +215,15 @@ func For(ctx context.Context) (*Planner, error) {
 // key (and, with Redis, a cipher derived from it), never the key itself.
 func (l *Planner) Key() callerkey.Key { return l.apiKey }
 
-// KeyError returns why the request's key cannot be used, or nil.
-func (l *Planner) KeyError() error { return l.keyErr }
+// KeyError returns why the request's key cannot be used, or nil: also
+// ErrKeyRejected once the upstream answered the key 401 during the
+// request (a later operation of its batch is then refused whole).
+func (l *Planner) KeyError() error {
+	if l.keyErr == nil && l.shared.rejected(l.apiKey) {
+		return ErrKeyRejected
+	}
+	return l.keyErr
+}
 
 // RateLimit returns the last rate-limit headers seen for this key, in this
 // operation or an earlier one, or nil.
