@@ -175,7 +175,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	srv := newHTTPServer(facade.New(facade.Config{
 		Upstream: up.client, Log: log, PlaygroundAPIKey: up.playgroundKey, Demo: up.demo,
 		MaxUpstreamCalls: cfg.MaxUpstreamCalls, CacheTTL: cfg.CacheTTL,
-		OperationTimeout: cfg.OperationTimeout, CORSOrigins: cfg.CORSOrigins,
+		OperationTimeout: cfg.OperationTimeout, CORSOrigins: cfg.CORSOrigins, CORSHeaders: cfg.CORSHeaders,
 		DisablePlayground: cfg.DisablePlayground, DisableIntrospection: cfg.DisableIntrospection,
 		MaxDepth: cfg.MaxDepth, MaxResponseBytes: cfg.MaxResponseBytes, MaxBatch: cfg.MaxBatch,
 		Metrics: m, DisableMetricsEndpoint: cfg.MetricsAddr != "",

@@ -125,7 +125,7 @@ func present(err error) (string, map[string]any) {
 		return tooMuch.Error(), ext
 	case errors.As(err, &nf):
 		return err.Error(), code(CodeNotFound)
-	case errors.Is(err, callerkey.ErrNoAPIKey), errors.Is(err, callerkey.ErrBadAPIKey):
+	case errors.Is(err, callerkey.ErrNoAPIKey), errors.Is(err, callerkey.ErrBadAPIKey), errors.Is(err, planner.ErrKeyRejected):
 		return err.Error(), code(CodeUnauthenticated)
 	case errors.As(err, &bad):
 		return bad.Error(), map[string]any{"code": CodeBadUserInput, "argument": bad.Arg}

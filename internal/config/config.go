@@ -40,6 +40,9 @@ type Config struct {
 	// CORSOrigins are the origins whose pages may call /graphql from a
 	// browser, or "*" for any; empty turns CORS off (-cors-origins).
 	CORSOrigins []string
+	// CORSHeaders are request headers those pages may send besides
+	// gqlhttp.DefaultCORSHeaders (-cors-headers).
+	CORSHeaders []string
 	// MaxDepth bounds the nesting of fields in an operation (-max-depth).
 	MaxDepth int
 	// MaxResponseBytes caps the data of one answer (-max-response-bytes).

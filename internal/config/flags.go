@@ -62,6 +62,11 @@ var flags = []Flag{
 		parse: parseOrigins,
 	},
 	{
+		Name: "cors-headers", Env: "CORS_HEADERS",
+		Usage: "comma-separated request headers pages of -cors-origins may send besides the default ones (Content-Type, X-Api-Key, X-Request-Id, traceparent, tracestate, baggage, sentry-trace, apollographql-client-name, apollographql-client-version, apollo-require-preflight), e.g. x-client-version (env CORS_HEADERS)",
+		parse: parseHeaderNames,
+	},
+	{
 		Name: "playground", Env: "PLAYGROUND", Default: "true",
 		Usage:  "serve the GraphiQL playground at / (env PLAYGROUND); -playground=false for production",
 		toggle: func(c *Config, on bool) { c.DisablePlayground = !on },
@@ -224,6 +229,37 @@ func parseOrigins(c *Config, list string) error {
 	}
 	c.CORSOrigins = origins
 	return nil
+}
+
+// parseHeaderNames splits a comma-separated list of request header names
+// pages may send, and checks each is a header name (RFC 9110 token).
+func parseHeaderNames(c *Config, list string) error {
+	var names []string
+	for n := range strings.SplitSeq(list, ",") {
+		n = strings.TrimSpace(n)
+		if n == "" {
+			continue
+		}
+		if !isToken(n) {
+			return fmt.Errorf("-cors-headers / CORS_HEADERS: %q is not a header name", n)
+		}
+		names = append(names, n)
+	}
+	c.CORSHeaders = names
+	return nil
+}
+
+// isToken says whether s is an RFC 9110 token, what a header name is.
+func isToken(s string) bool {
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+		case strings.ContainsRune("!#$%&'*+-.^_`|~", r):
+		default:
+			return false
+		}
+	}
+	return s != "" && s != "*"
 }
 
 // isOrigin says whether o is an http or https origin, without wildcards.

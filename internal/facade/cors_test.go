@@ -42,7 +42,10 @@ func varies(r httpResult) bool {
 
 func TestCORS_Preflight(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, withConfig(func(c *facade.Config) { c.CORSOrigins = []string{appOrigin} }))
+	e := newEnv(t, withConfig(func(c *facade.Config) {
+		c.CORSOrigins = []string{appOrigin}
+		c.CORSHeaders = []string{"X-Client-Version"}
+	}))
 	tests := []struct {
 		name, origin, method, headers string
 		allowed                       bool
@@ -50,6 +53,14 @@ func TestCORS_Preflight(t *testing.T) {
 		{"POST with a key", appOrigin, "POST", "content-type,x-api-key", true},
 		{"POST with a request id", appOrigin, "POST", "content-type,x-api-key,x-request-id", true},
 		{"GET", appOrigin, "GET", "x-api-key", true},
+		// What browser SDKs add to every fetch: OpenTelemetry's trace
+		// context and baggage, Sentry's trace, Apollo Client's client
+		// awareness and CSRF-prevention headers.
+		{"POST with OpenTelemetry", appOrigin, "POST", "baggage,content-type,traceparent,tracestate,x-api-key", true},
+		{"POST with Sentry", appOrigin, "POST", "baggage,content-type,sentry-trace,x-api-key", true},
+		{"POST from Apollo Client", appOrigin, "POST", "apollographql-client-name,apollographql-client-version,content-type,x-api-key", true},
+		{"GET from Apollo Client", appOrigin, "GET", "apollo-require-preflight,x-api-key", true},
+		{"a header added by -cors-headers", appOrigin, "POST", "content-type,x-api-key,x-client-version", true},
 		{"another origin", otherOrigin, "POST", "content-type,x-api-key", false},
 		{"a method not allowed", appOrigin, "PUT", "content-type", false},
 		{"a header not allowed", appOrigin, "POST", "content-type,x-api-key,x-forwarded-for", false},
@@ -110,9 +121,11 @@ func TestCORS_ActualRequests(t *testing.T) {
 	if r.status != 200 || r.header.Get("Access-Control-Allow-Origin") != appOrigin || !varies(r) || r.body["data"] == nil {
 		t.Errorf("allowed origin: status %d, Allow-Origin %q, Vary %q, body %s", r.status, r.header.Get("Access-Control-Allow-Origin"), r.header.Values("Vary"), r.raw)
 	}
-	// The page may read the request id, to quote it when reporting a fault.
-	if got := r.header.Get("Access-Control-Expose-Headers"); !strings.EqualFold(got, "X-Request-Id") || r.header.Get("X-Request-Id") == "" {
-		t.Errorf("Access-Control-Expose-Headers = %q (X-Request-Id %q), want X-Request-Id exposed", got, r.header.Get("X-Request-Id"))
+	// The page may read the request id, to quote it when reporting a
+	// fault, and the Retry-After of a rate-limited answer.
+	exposed := strings.Split(strings.ToLower(strings.ReplaceAll(r.header.Get("Access-Control-Expose-Headers"), " ", "")), ",")
+	if !slices.Contains(exposed, "x-request-id") || !slices.Contains(exposed, "retry-after") || r.header.Get("X-Request-Id") == "" {
+		t.Errorf("Access-Control-Expose-Headers = %q (X-Request-Id %q), want X-Request-Id and Retry-After exposed", exposed, r.header.Get("X-Request-Id"))
 	}
 	// A refusal is readable by the page too.
 	r = post(appOrigin, "text/plain")

@@ -90,6 +90,10 @@ type Config struct {
 	// them in Origin, e.g. "https://app.example.com", or "*" for any) call
 	// /graphql from the browser; empty turns CORS off.
 	CORSOrigins []string
+	// CORSHeaders are request headers such pages may send besides
+	// gqlhttp.DefaultCORSHeaders (the key, the body's type, the request
+	// id, and what browser SDKs add: trace context, Sentry, Apollo).
+	CORSHeaders []string
 	// MaxDepth bounds how deep fields nest in an operation; 0 means
 	// DefaultMaxDepth.
 	MaxDepth int
@@ -181,7 +185,7 @@ func New(cfg Config) http.Handler {
 	mux := http.NewServeMux()
 	gql := gqlhttp.Handler(exec, gqlhttp.Options{
 		Log: log, Metrics: cfg.Metrics, MaxBatch: cfg.MaxBatch,
-		OperationTimeout: cfg.OperationTimeout, CORSOrigins: cfg.CORSOrigins,
+		OperationTimeout: cfg.OperationTimeout, CORSOrigins: cfg.CORSOrigins, CORSHeaders: cfg.CORSHeaders,
 		Callers: ring, Planners: shared,
 		Waited: waited, RequestContext: withPendingQueries, Documents: cfg.Documents,
 	})
@@ -363,6 +367,9 @@ func newShared(cfg Config, log *slog.Logger, accepted *acceptedKeys) *planner.Sh
 		Kinds:     planner.NewKindMemory(planner.DefaultKindMemorySize),
 		MaxCalls:  cfg.MaxUpstreamCalls,
 		Log:       log,
+		// In this process's memory, with Redis too: see
+		// restcache.RejectedKeys for why it is not shared.
+		RejectedKeys: &restcache.RejectedKeys{},
 	}
 	if cfg.Redis != nil {
 		shared.RateLimits = cfg.Redis.RateLimits()
@@ -563,7 +570,11 @@ func refuseIntrospection(refuse refuseFunc) graphql.OperationMiddleware {
 func requireAPIKey(refuse refuseFunc) graphql.OperationMiddleware {
 	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 		l := planner.From(ctx)
-		if l == nil || l.KeyError() == nil {
+		if l == nil {
+			return next(ctx)
+		}
+		keyErr := l.KeyError()
+		if keyErr == nil {
 			return next(ctx)
 		}
 		oc := graphql.GetOperationContext(ctx)
@@ -576,7 +587,7 @@ func requireAPIKey(refuse refuseFunc) graphql.OperationMiddleware {
 			case "__schema", "__type", "__typename":
 				continue
 			}
-			err := gqlerror.Errorf("%s", l.KeyError().Error())
+			err := gqlerror.Errorf("%s", keyErr.Error())
 			err.Extensions = map[string]any{"code": graph.CodeUnauthenticated}
 			return refuse(ctx, err)
 		}

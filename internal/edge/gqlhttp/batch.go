@@ -114,15 +114,19 @@ func decodeBatch(body []byte, maxBatch int, docs *Documents) ([]*graphql.RawPara
 }
 
 // answerBatch runs the operations of a batch in order and writes their
-// answers as a JSON array, each as it comes: the batch answers 200 (each
-// element carries its own errors), and holds one answer in memory at a
-// time. Under application/graphql-response+json an element refused before
-// execution has no "data" entry, as it would alone.
+// answers as a JSON array: the batch answers 200 (each element carries its
+// own errors). Answers are written as they come, holding one in memory at
+// a time, except while every answer so far is refused with RATE_LIMITED
+// alone: those are held until an answer of another kind comes (then all
+// are written, and the rest as they come), or until the batch ends, when
+// the batch carries Retry-After (see rateLimitedFor). Under
+// application/graphql-response+json an element refused before execution
+// has no "data" entry, as it would alone.
 func answerBatch(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor, batch []*graphql.RawParams, media string) {
 	// One complexity limit and one response cap for the whole batch.
 	ctx := querylimit.WithBatch(r.Context())
-	w.WriteHeader(http.StatusOK)
-	_, _ = io.WriteString(w, "[")
+	held := []byte("[") // the answers not written yet: all rate-limited
+	retryAfter, holding := 0, true
 	for i, params := range batch {
 		// Its own call counter (extensions.upstream.calls) and, after the
 		// first, its own start: the log line's and the span's duration is
@@ -130,10 +134,34 @@ func answerBatch(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecu
 		opCtx := planner.WithOperationCalls(ctx)
 		if i > 0 {
 			opCtx = graphql.StartOperationTrace(opCtx)
-			_, _ = io.WriteString(w, ",")
 		}
 		_, resp, withData := execute(opCtx, exec, params, r.Header, media)
-		writeAnswer(w, resp, withData)
+		if !holding {
+			_, _ = io.WriteString(w, ",")
+			writeAnswer(w, resp, withData)
+			continue
+		}
+		if i > 0 {
+			held = append(held, ',')
+		}
+		var err error
+		if held, err = appendAnswer(held, resp, withData); err != nil {
+			panic(err) // recovered by ServeHTTP; an answer that cannot be encoded is a bug
+		}
+		secs, limited := rateLimitedFor(resp.Errors)
+		if limited {
+			retryAfter = max(retryAfter, secs)
+			continue
+		}
+		holding = false
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(held)
+		held = nil
+	}
+	if holding {
+		setRetryAfter(w.Header(), retryAfter)
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(held)
 	}
 	_, _ = io.WriteString(w, "]")
 }

@@ -20,19 +20,35 @@ const maxBodyBytes = 128 << 10
 // seconds: a page's calls then cost one preflight every 10 minutes.
 const corsMaxAge = 600
 
+// DefaultCORSHeaders are the request headers a page of an allowed origin
+// may send (a preflight names them): the caller's key and the body's
+// type, a request id to quote, and what browser SDKs add to every fetch:
+// W3C trace context and baggage (OpenTelemetry), Sentry's trace header,
+// and Apollo Client's client awareness and CSRF-prevention headers.
+var DefaultCORSHeaders = []string{
+	"Content-Type", "X-Api-Key", requestid.Header,
+	"traceparent", "tracestate", "baggage", "sentry-trace",
+	"apollographql-client-name", "apollographql-client-version", "apollo-require-preflight",
+}
+
+// corsExposedHeaders are the answer's headers a page may read besides
+// the safelisted ones: the request id, to quote when reporting a fault,
+// and Retry-After of a rate-limited answer.
+var corsExposedHeaders = []string{requestid.Header, "Retry-After"}
+
 // allowCORS lets pages of origins call next from a browser: a preflight
 // (OPTIONS with Access-Control-Request-Method) is answered 204 for GET and
-// POST with the headers a caller sends (X-Api-Key, Content-Type,
-// X-Request-Id), and answers to an allowed origin name it, with
-// "Vary: Origin" on every answer, and let the page read X-Request-Id.
-// Credentials are not allowed: the key travels in a header a page sets,
-// not in a cookie a browser would add to any site's request.
-func allowCORS(origins []string, next http.Handler) http.Handler {
+// POST with the headers of DefaultCORSHeaders and extra, and answers to an
+// allowed origin name it, with "Vary: Origin" on every answer, and let
+// the page read X-Request-Id and Retry-After. Credentials are not
+// allowed: the key travels in a header a page sets, not in a cookie a
+// browser would add to any site's request.
+func allowCORS(origins, extra []string, next http.Handler) http.Handler {
 	return cors.New(cors.Options{
 		AllowedOrigins: origins,
 		AllowedMethods: []string{http.MethodGet, http.MethodPost},
-		AllowedHeaders: []string{"X-Api-Key", "Content-Type", requestid.Header},
-		ExposedHeaders: []string{requestid.Header},
+		AllowedHeaders: slices.Concat(DefaultCORSHeaders, extra),
+		ExposedHeaders: corsExposedHeaders,
 		MaxAge:         corsMaxAge,
 	}).Handler(next)
 }

@@ -42,6 +42,9 @@ type Options struct {
 	// CORSOrigins are the origins whose pages may call the endpoint from a
 	// browser ("*" for any); empty turns CORS off.
 	CORSOrigins []string
+	// CORSHeaders are request headers a page may send besides
+	// DefaultCORSHeaders.
+	CORSHeaders []string
 	// Callers makes each request's caller from its X-Api-Key header.
 	Callers *callerkey.Ring
 	// Planners is what the planner of each request shares with the
@@ -74,7 +77,7 @@ func Handler(exec *executor.Executor, opts Options) http.Handler {
 		// Outermost, so that a preflight is answered before the method
 		// checks, and so that refusals (405, 415) carry the headers a page
 		// needs to read them.
-		h = allowCORS(opts.CORSOrigins, h)
+		h = allowCORS(opts.CORSOrigins, opts.CORSHeaders, h)
 	}
 	return h
 }

@@ -55,6 +55,9 @@ func (s *server) postAnswer(w http.ResponseWriter, r *http.Request, req postRequ
 		status, resp, withData = execute(ctx, s.exec, req.params, r.Header, media)
 		return resp
 	})
+	if secs, ok := rateLimitedFor(respErrors(resp)); ok {
+		setRetryAfter(w.Header(), secs)
+	}
 	w.WriteHeader(status)
 	writeAnswer(w, resp, withData)
 }
@@ -70,13 +73,16 @@ func (s *server) getAnswer(w http.ResponseWriter, r *http.Request) {
 		header: r.Header,
 	}
 	resp := s.shares.answer(ctx, shared, func(ctx context.Context) *graphql.Response {
-		s.get.Do(w, r.WithContext(ctx), s.exec)
+		s.get.Do(&retryAfterWriter{ResponseWriter: w}, r.WithContext(ctx), s.exec)
 		return nil // written
 	})
 	if resp == nil {
 		return
 	}
 	w.Header().Set("Content-Type", answerMedia(r.Header.Get("Accept")))
+	if secs, ok := rateLimitedFor(resp.Errors); ok {
+		setRetryAfter(w.Header(), secs)
+	}
 	b, err := json.Marshal(resp) // as gqlgen writes a GET's answer, byte for byte
 	if err != nil {
 		panic(err) // recovered by ServeHTTP; an answer that cannot be encoded is a bug
@@ -181,9 +187,10 @@ func appendAnswer(buf []byte, resp *graphql.Response, withData bool) ([]byte, er
 		b, err := json.Marshal(resp)
 		return append(buf, b...), err
 	}
+	start := len(buf)
 	buf = append(buf, '{')
 	sep := func() {
-		if len(buf) > 1 {
+		if len(buf) > start+1 {
 			buf = append(buf, ',')
 		}
 	}

@@ -189,7 +189,8 @@ func (b *Budget) Reserve(ctx context.Context, n int) (context.Context, func(), e
 	return context.WithValue(ctx, reservationKey{}, r), release, nil
 }
 
-// gate lets a request through unless the key is known to be out of quota
+// gate lets a request through unless the upstream answered the key 401
+// moments ago (it would again), the key is known to be out of quota
 // (the upstream would answer 429 and count nothing useful) or a first
 // attempt would pass the operation's budget: the hard cap behind
 // Affordable and Reserve. A first attempt sent within a reservation spends
@@ -200,6 +201,11 @@ func (b *Budget) Reserve(ctx context.Context, n int) (context.Context, func(), e
 // may not take what reservations hold. Retries are counted as calls but do
 // not spend the budget.
 func (l *Planner) gate(ctx context.Context, method, path string, attempt int) error {
+	// A 401 answered to another call of this key since the request began
+	// (an earlier operation of its batch, a request alongside).
+	if l.shared.rejected(l.apiKey) {
+		return ErrKeyRejected
+	}
 	// The operation's reading: the shared one, read once per operation,
 	// and what its own calls answered since.
 	if rl := l.RateLimit(); rl != nil {

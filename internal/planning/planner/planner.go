@@ -60,6 +60,10 @@ type Shared struct {
 	// Node costs one lookup for those; nil remembers nothing between
 	// operations (every node id is probed as each kind).
 	Kinds *KindMemory
+	// RejectedKeys remembers for a short time the keys the upstream
+	// answered 401: their requests are refused locally (ErrKeyRejected),
+	// at no call. nil asks the upstream every time.
+	RejectedKeys *restcache.RejectedKeys
 	// Traits keeps what answers showed of the upstream server (its
 	// version's features, its page sizes), for every key; nil keeps them
 	// in this Shared only.
@@ -84,8 +88,12 @@ func (s *Shared) now() time.Time {
 
 // forgetKey drops everything shared about key: the upstream answered 401,
 // so the key is unknown or revoked and must leave nothing behind, nor keep
-// being served from the cache.
+// being served from the cache. Only its rejection is remembered, for a
+// short time (RejectedKeys), by its id.
 func (s *Shared) forgetKey(apiKey callerkey.Key) {
+	if s.RejectedKeys != nil {
+		s.RejectedKeys.Reject(apiKey, s.now())
+	}
 	if s.RateLimits != nil {
 		s.RateLimits.Forget(apiKey)
 	}
@@ -135,9 +143,14 @@ type Planner struct {
 }
 
 // New returns the data layer for one request of caller, made at the edge
-// from its X-Api-Key header.
+// from its X-Api-Key header. A key the upstream rejected moments ago
+// (Shared.RejectedKeys) gets ErrKeyRejected as its key error: its
+// operations are refused before any field resolves.
 func New(shared *Shared, caller callerkey.Caller) *Planner {
 	l := &Planner{shared: shared, apiKey: caller.Key, keyErr: caller.Err}
+	if l.keyErr == nil && shared.rejected(l.apiKey) {
+		l.keyErr = ErrKeyRejected
+	}
 	l.keyHash = keyHashOf(l.apiKey)
 	l.budget = Budget{max: l.maxCalls, capped: shared.MaxCalls > 0}
 	var cache, coalescer restcache.KeyedFetcher
@@ -157,6 +170,16 @@ func New(shared *Shared, caller callerkey.Caller) *Planner {
 	return l
 }
 
+// ErrKeyRejected is the key error of a caller whose key the upstream
+// answered 401 less than Shared.RejectedKeys' TTL ago: refused without
+// asking the upstream again.
+var ErrKeyRejected = errors.New("the Sure server rejected this API key (invalid, expired or revoked) moments ago; it is refused without asking again for up to a minute")
+
+// rejected reports whether the upstream answered key 401 moments ago.
+func (s *Shared) rejected(key callerkey.Key) bool {
+	return s.RejectedKeys != nil && s.RejectedKeys.Rejected(key, s.now())
+}
+
 // WithPlanner returns ctx carrying l, for the resolvers of its request.
 func WithPlanner(ctx context.Context, l *Planner) context.Context {
 	return restcache.WithRateLimitNote(context.WithValue(ctx, ctxKey{}, l), &l.note)
@@ -174,7 +197,7 @@ func From(ctx context.Context) *Planner {
 var ErrNoPlanner = errors.New("planner: the request carries no planner (did the edge call WithPlanner?)")
 
 // For returns the request's Planner, or the caller's key error
-// (callerkey.ErrNoAPIKey, callerkey.ErrBadAPIKey) when
+// (callerkey.ErrNoAPIKey, callerkey.ErrBadAPIKey, ErrKeyRejected) when
 // the caller cannot be passed upstream. Resolvers call it before any
 // upstream call, so a request without a key costs none.
 func For(ctx context.Context) (*Planner, error) {
@@ -192,8 +215,15 @@ func For(ctx context.Context) (*Planner, error) {
 // key (and, with Redis, a cipher derived from it), never the key itself.
 func (l *Planner) Key() callerkey.Key { return l.apiKey }
 
-// KeyError returns why the request's key cannot be used, or nil.
-func (l *Planner) KeyError() error { return l.keyErr }
+// KeyError returns why the request's key cannot be used, or nil: also
+// ErrKeyRejected once the upstream answered the key 401 during the
+// request (a later operation of its batch is then refused whole).
+func (l *Planner) KeyError() error {
+	if l.keyErr == nil && l.shared.rejected(l.apiKey) {
+		return ErrKeyRejected
+	}
+	return l.keyErr
+}
 
 // RateLimit returns the last rate-limit headers seen for this key, in this
 // operation or an earlier one, or nil.
