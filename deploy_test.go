@@ -96,7 +96,14 @@ type (
 		} `yaml:"env"`
 		LivenessProbe  probe `yaml:"livenessProbe"`
 		ReadinessProbe probe `yaml:"readinessProbe"`
-		Resources      struct {
+		Lifecycle      struct {
+			PreStop struct {
+				Sleep *struct {
+					Seconds int `yaml:"seconds"`
+				} `yaml:"sleep"`
+			} `yaml:"preStop"`
+		} `yaml:"lifecycle"`
+		Resources struct {
 			Requests map[string]string `yaml:"requests"`
 			Limits   map[string]string `yaml:"limits"`
 		} `yaml:"resources"`
@@ -462,4 +469,29 @@ func quantity(t *testing.T, q string) int64 {
 		t.Fatalf("quantity %q: %v", q, err)
 	}
 	return n * mult
+}
+
+// A rolling update drops no request: the pod sleeps in preStop as long as
+// the server's shutdown delay, and its grace period covers the sleep, the
+// delay and the drain (the operation timeout and 5 s), whatever the
+// Deployment's environment sets them to.
+func TestDeploy_GracefulShutdown(t *testing.T) {
+	d := readManifests(t).deployment
+	c := d.Spec.Template.Spec.Containers[0]
+	env := map[string]string{}
+	for _, e := range c.Env {
+		env[e.Name] = e.Value
+	}
+	cfg, err := config.Parse(nil, func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	sleep := c.Lifecycle.PreStop.Sleep
+	if sleep == nil || time.Duration(sleep.Seconds)*time.Second != cfg.ShutdownDelay || cfg.ShutdownDelay <= 0 {
+		t.Fatalf("preStop sleep %+v, want one of the server's shutdown delay %s (SHUTDOWN_DELAY), above 0", sleep, cfg.ShutdownDelay)
+	}
+	need := 2*cfg.ShutdownDelay + cfg.OperationTimeout + 5*time.Second
+	if got := time.Duration(d.Spec.Template.Spec.TerminationGracePeriodSeconds) * time.Second; got < need {
+		t.Errorf("terminationGracePeriodSeconds %s, want at least the preStop sleep, the shutdown delay and the drain: %s", got, need)
+	}
 }

@@ -55,6 +55,11 @@ type Config struct {
 	// RedisSecret names and seals what is stored in Redis; at least
 	// redisstate.MinSecretBytes when RedisURL is set (-redis-secret).
 	RedisSecret string
+	// RedisTimeout bounds one round trip to Redis (-redis-timeout).
+	RedisTimeout time.Duration
+	// ShutdownDelay is how long the server keeps serving after SIGTERM,
+	// /readyz answering 503 meanwhile, before it drains (-shutdown-delay).
+	ShutdownDelay time.Duration
 	// DisablePlayground and DisableIntrospection are the off switches of
 	// -playground and -introspection, so that the zero value serves both.
 	DisablePlayground    bool

@@ -106,6 +106,16 @@ var flags = []Flag{
 		Usage: "secret that names and seals what is stored in Redis, the same on every replica, at least 16 bytes; required with -redis-url (env REDIS_SECRET)",
 		parse: text(func(c *Config) *string { return &c.RedisSecret }),
 	},
+	{
+		Name: "redis-timeout", Env: "REDIS_TIMEOUT", Default: redisstate.DefaultTimeout.String(),
+		Usage: "timeout of one round trip to Redis; past it the request goes on without the shared state (env REDIS_TIMEOUT)",
+		parse: duration("redis timeout", true, func(c *Config) *time.Duration { return &c.RedisTimeout }),
+	},
+	{
+		Name: "shutdown-delay", Env: "SHUTDOWN_DELAY", Default: "5s",
+		Usage: "on SIGTERM, keep serving this long with /readyz answering 503 (so load balancers stop sending) before draining; match the pod's preStop (env SHUTDOWN_DELAY)",
+		parse: duration("shutdown delay", false, func(c *Config) *time.Duration { return &c.ShutdownDelay }),
+	},
 }
 
 // text stores a value as it is.
