@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/suregql/suregql/internal/state/redisstate/redistest"
 )
 
 // startRun runs the server with args and getenv until the test ends
@@ -495,5 +497,39 @@ func TestRun_SIGHUPIsIgnored(t *testing.T) {
 	case err := <-log.done:
 		t.Fatalf("run returned %v after SIGHUP", err)
 	default:
+	}
+}
+
+// Redis is checked at start: a password it refuses stops the start with
+// one line that does not quote the password; a Redis that does not answer
+// is a WARN with its reason, and the server starts with /readyz?verbose and
+// suregql_redis_up saying so from the first request.
+func TestRun_RedisCheckedAtStart(t *testing.T) {
+	srv := redistest.StartWith(t, "--requirepass", "right-p4ss")
+	env := func(url string) func(string) string {
+		return func(k string) string {
+			return map[string]string{"REDIS_URL": url, "REDIS_SECRET": "a secret of the replicas"}[k]
+		}
+	}
+	err := run(t.Context(), []string{"-addr", "127.0.0.1:0"}, env("redis://:wrong-p4ss@"+srv.Addr()+"/0"), io.Discard)
+	if err == nil || strings.Contains(err.Error(), "\n") || strings.Contains(err.Error(), "wrong-p4ss") || !strings.Contains(err.Error(), "password") {
+		t.Errorf("run with a wrong Redis password returned %v, want one line saying the password was refused, without it", err)
+	}
+
+	ln, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "redis://" + ln.Addr().String() + "/0"
+	_ = ln.Close()
+	urls, log := startRun(t, []string{"-addr", "127.0.0.1:0"}, env(closed))
+	log.contains(t, `msg="redis check failed: serving without shared state until it answers" reason=connection_refused`)
+	base := strings.TrimSuffix(urls["graphql endpoint"], "/graphql")
+	status, ready := get(t, base+"/readyz?verbose")
+	if status != http.StatusOK || !strings.Contains(ready, `"redis":{"state":"down"`) || !strings.Contains(ready, `"reason":"connection_refused"`) {
+		t.Errorf("/readyz?verbose: %d %s, want 200 with Redis down, connection_refused", status, ready)
+	}
+	if _, metrics := get(t, base+"/metrics"); !strings.Contains(metrics, "suregql_redis_up 0") {
+		t.Error("/metrics does not show suregql_redis_up 0 on the first scrape")
 	}
 }
