@@ -8,6 +8,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"runtime/debug"
 	"strings"
@@ -531,5 +533,63 @@ func TestRun_RedisCheckedAtStart(t *testing.T) {
 	}
 	if _, metrics := get(t, base+"/metrics"); !strings.Contains(metrics, "suregql_redis_up 0") {
 		t.Error("/metrics does not show suregql_redis_up 0 on the first scrape")
+	}
+}
+
+// The built binary, signalled for real: SIGHUP (what process managers send
+// to reload) is logged and the server answers on; SIGTERM makes it turn
+// /readyz to 503, drain and exit 0.
+func TestBinary_Signals(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "suregql")
+	if out, err := exec.CommandContext(t.Context(), "go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cmd := exec.CommandContext(t.Context(), bin, "-addr", "127.0.0.1:0", "-shutdown-delay", "1ms")
+	cmd.Env = []string{"HOME=" + t.TempDir()}
+	pr, pw := io.Pipe()
+	cmd.Stdout = pw
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait(); pw.Close() }()
+	log := &runLog{cancel: func() {}, done: make(chan error, 1), changed: make(chan struct{})}
+	go log.read(pr)
+	var endpoint string
+	log.waitFor(t, func(line string) bool {
+		msg, url := loggedURL(line)
+		if msg == "graphql endpoint" {
+			endpoint = url
+		}
+		return endpoint != ""
+	})
+	base := strings.TrimSuffix(endpoint, "/graphql")
+
+	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	log.contains(t, `msg="SIGHUP received: ignored`)
+	if status, _ := get(t, base+"/readyz"); status != http.StatusOK {
+		t.Errorf("/readyz after SIGHUP: %d, want 200", status)
+	}
+
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-exited; err != nil {
+		t.Errorf("after SIGTERM the binary exited with %v, want 0", err)
+	}
+	log.contains(t, "msg=stopped")
+	order := []string{`msg="shutting down: /readyz answers 503; serving on for the shutdown delay" delay=1ms`, `msg="shutting down: answering the requests in flight"`, `msg=stopped`}
+	text, at := log.String(), 0
+	for _, want := range order {
+		i := strings.Index(text[at:], want)
+		if i < 0 {
+			t.Fatalf("the log lacks %s after position %d:\n%s", want, at, text)
+		}
+		at += i
 	}
 }
