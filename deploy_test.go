@@ -263,7 +263,9 @@ func TestDeploy_Deployment(t *testing.T) {
 		}
 	}
 	// A kubelet gives up on a probe after timeoutSeconds (1 by default):
-	// /readyz may wait for one upstream probe, up to facade.ReadinessTimeout.
+	// /readyz answers at once, but /readyz?verbose (which an operator may
+	// point a probe at to log details) waits for one upstream probe, up to
+	// facade.ReadinessTimeout.
 	if got := time.Duration(c.ReadinessProbe.TimeoutSeconds) * time.Second; got <= facade.ReadinessTimeout {
 		t.Errorf("readinessProbe timeoutSeconds = %d, want more than the facade's probe timeout %s", c.ReadinessProbe.TimeoutSeconds, facade.ReadinessTimeout)
 	}

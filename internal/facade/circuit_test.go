@@ -152,6 +152,7 @@ func TestCircuitBreaker_UpstreamOutage(t *testing.T) {
 	if n := out.arrivals.Load(); n > failures+2*workers {
 		t.Errorf("the dead upstream got %d calls for %d requests, want at most %d", n, requests, failures+2*workers)
 	}
+	t.Logf("the dead upstream got %d calls for %d requests of %d clients", out.arrivals.Load(), requests, workers)
 	open := 0
 	for _, a := range answers {
 		if a.code != "UPSTREAM_UNAVAILABLE" {
