@@ -96,7 +96,14 @@ type (
 		} `yaml:"env"`
 		LivenessProbe  probe `yaml:"livenessProbe"`
 		ReadinessProbe probe `yaml:"readinessProbe"`
-		Resources      struct {
+		Lifecycle      struct {
+			PreStop struct {
+				Sleep *struct {
+					Seconds int `yaml:"seconds"`
+				} `yaml:"sleep"`
+			} `yaml:"preStop"`
+		} `yaml:"lifecycle"`
+		Resources struct {
 			Requests map[string]string `yaml:"requests"`
 			Limits   map[string]string `yaml:"limits"`
 		} `yaml:"resources"`
@@ -256,7 +263,9 @@ func TestDeploy_Deployment(t *testing.T) {
 		}
 	}
 	// A kubelet gives up on a probe after timeoutSeconds (1 by default):
-	// /readyz may wait for one upstream probe, up to facade.ReadinessTimeout.
+	// /readyz answers at once, but /readyz?verbose (which an operator may
+	// point a probe at to log details) waits for one upstream probe, up to
+	// facade.ReadinessTimeout.
 	if got := time.Duration(c.ReadinessProbe.TimeoutSeconds) * time.Second; got <= facade.ReadinessTimeout {
 		t.Errorf("readinessProbe timeoutSeconds = %d, want more than the facade's probe timeout %s", c.ReadinessProbe.TimeoutSeconds, facade.ReadinessTimeout)
 	}
@@ -462,4 +471,29 @@ func quantity(t *testing.T, q string) int64 {
 		t.Fatalf("quantity %q: %v", q, err)
 	}
 	return n * mult
+}
+
+// A rolling update drops no request: the pod sleeps in preStop as long as
+// the server's shutdown delay, and its grace period covers the sleep, the
+// delay and the drain (the operation timeout and 5 s), whatever the
+// Deployment's environment sets them to.
+func TestDeploy_GracefulShutdown(t *testing.T) {
+	d := readManifests(t).deployment
+	c := d.Spec.Template.Spec.Containers[0]
+	env := map[string]string{}
+	for _, e := range c.Env {
+		env[e.Name] = e.Value
+	}
+	cfg, err := config.Parse(nil, func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	sleep := c.Lifecycle.PreStop.Sleep
+	if sleep == nil || time.Duration(sleep.Seconds)*time.Second != cfg.ShutdownDelay || cfg.ShutdownDelay <= 0 {
+		t.Fatalf("preStop sleep %+v, want one of the server's shutdown delay %s (SHUTDOWN_DELAY), above 0", sleep, cfg.ShutdownDelay)
+	}
+	need := 2*cfg.ShutdownDelay + cfg.OperationTimeout + 5*time.Second
+	if got := time.Duration(d.Spec.Template.Spec.TerminationGracePeriodSeconds) * time.Second; got < need {
+		t.Errorf("terminationGracePeriodSeconds %s, want at least the preStop sleep, the shutdown delay and the drain: %s", got, need)
+	}
 }

@@ -115,8 +115,15 @@ func setGCPercent(getenv func(string) string) string {
 // tracingFlushTimeout bounds the export of the last spans on exit.
 const tracingFlushTimeout = 5 * time.Second
 
-// run serves until ctx is done, then shuts down gracefully.
+// run serves until ctx is done (SIGTERM or SIGINT), then shuts down
+// gracefully (see serve).
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	return runWith(ctx, args, getenv, stdout, time.After)
+}
+
+// runWith is run with the timer of the shutdown delay: tests pass one they
+// fire themselves.
+func runWith(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer, after func(time.Duration) <-chan time.Time) error {
 	cfg, err := config.Parse(args, getenv)
 	if err != nil {
 		return err
@@ -127,6 +134,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	log := newLogger(stdout, cfg.LogFormat, cfg.LogLevel)
 	log.Info("suregql starting", "version", version(), "gogc", setGCPercent(getenv))
+	// SIGHUP, which process managers send to reload, is logged and
+	// ignored (serve logs it): the configuration is read once, at start (Go's default
+	// would end the process).
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	// Traces only when OTEL_TRACES_EXPORTER names an exporter (package
 	// tracing); the spans not yet exported are flushed on the way out.
 	tp, stopTracing, err := tracing.Setup(ctx)
@@ -172,6 +185,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		defer stopMetrics()
 		log.Info("metrics", "url", metricsURL+"/metrics")
 	}
+	// One breaker for every caller of the upstream: a dead upstream costs
+	// DefaultBreakerFailures calls, not three per request.
+	breaker := restclient.NewBreaker(restclient.BreakerOptions{Log: log})
+	draining := make(chan struct{})
 	srv := newHTTPServer(facade.New(facade.Config{
 		Upstream: up.client, Log: log, PlaygroundAPIKey: up.playgroundKey, Demo: up.demo,
 		MaxUpstreamCalls: cfg.MaxUpstreamCalls, CacheTTL: cfg.CacheTTL,
@@ -179,11 +196,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		DisablePlayground: cfg.DisablePlayground, DisableIntrospection: cfg.DisableIntrospection,
 		MaxDepth: cfg.MaxDepth, MaxResponseBytes: cfg.MaxResponseBytes, MaxBatch: cfg.MaxBatch,
 		Metrics: m, DisableMetricsEndpoint: cfg.MetricsAddr != "",
-		TracerProvider: tp, Redis: shared, Documents: docs,
+		TracerProvider: tp, Redis: shared, Documents: docs, Breaker: breaker, Draining: draining,
 	}), cfg.OperationTimeout)
 	logEndpoints(log, cfg, up, "http://"+displayAddr(ln.Addr()))
 
-	// The server starts whatever the upstream's state: /readyz tells it.
+	// The server starts whatever the upstream's state: /readyz?verbose
+	// tells it.
 	probeCtx, stopProbe := context.WithCancel(ctx)
 	probed := make(chan struct{})
 	go func() {
@@ -192,23 +210,51 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}()
 	defer func() { stopProbe(); <-probed }()
 
-	return serve(ctx, log, srv, ln, errc, cfg.OperationTimeout)
+	return serve(ctx, log, srv, ln, errc, shutdown{
+		delay: cfg.ShutdownDelay, after: after, draining: draining, hup: hup,
+		operationTimeout: cfg.OperationTimeout,
+	})
 }
 
-// serve serves srv on ln until ctx is done, then shuts it down, letting the
-// requests in flight answer within operationTimeout; or until a listener
-// fails (errc, where srv's failure is also sent).
-func serve(ctx context.Context, log *slog.Logger, srv *http.Server, ln net.Listener, errc chan error, operationTimeout time.Duration) error {
+// shutdown is how serve stops.
+type shutdown struct {
+	// delay is how long the server serves on once ctx is done, /readyz
+	// answering 503 (draining closed), so that load balancers stop
+	// sending before the listener closes; after is its timer.
+	delay    time.Duration
+	after    func(time.Duration) <-chan time.Time
+	draining chan struct{}
+	// hup receives SIGHUP, which is logged and ignored.
+	hup <-chan os.Signal
+	// operationTimeout bounds the requests in flight, which the drain
+	// waits for.
+	operationTimeout time.Duration
+}
+
+// serve serves srv on ln until ctx is done; then /readyz turns 503 at once
+// while the server serves on for sd.delay (a load balancer takes a few
+// seconds to stop sending to a replica that is going away), and then it
+// shuts down, letting the requests in flight answer within the operation
+// timeout. A listener that fails (errc, where srv's failure is also sent)
+// ends it at once.
+func serve(ctx context.Context, log *slog.Logger, srv *http.Server, ln net.Listener, errc chan error, sd shutdown) error {
 	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
+	if err := awaitStop(ctx, log, errc, sd.hup); err != nil {
 		return err
-	case <-ctx.Done():
+	}
+	close(sd.draining)
+	if sd.delay > 0 {
+		log.Info("shutting down: /readyz answers 503; serving on for the shutdown delay", "delay", sd.delay)
+		select {
+		case err := <-errc:
+			return err
+		case <-sd.after(sd.delay):
+		}
 	}
 	log.Info("shutting down: answering the requests in flight")
 	// Operations end by their deadline: waiting a little longer lets every
 	// one in flight answer.
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), operationTimeout+5*time.Second)
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), sd.operationTimeout+5*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
@@ -218,6 +264,21 @@ func serve(ctx context.Context, log *slog.Logger, srv *http.Server, ln net.Liste
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// awaitStop waits until ctx is done (nil) or a listener fails (its
+// error), logging each SIGHUP on the way.
+func awaitStop(ctx context.Context, log *slog.Logger, errc <-chan error, hup <-chan os.Signal) error {
+	for {
+		select {
+		case err := <-errc:
+			return err
+		case <-hup:
+			log.Info("SIGHUP received: ignored; the configuration is read at start only (restart to change it)")
+		case <-ctx.Done():
+			return nil
+		}
+	}
 }
 
 // flushTraces exports the spans not yet exported, within
@@ -266,20 +327,33 @@ func startUpstream(ctx context.Context, cfg config.Config) (upstream, error) {
 }
 
 // openRedis opens the Redis shared by the replicas, nil when none is
-// configured, and logs whether it answers: the server starts whatever
-// Redis's state, answering from the upstream without it, and /readyz tells.
+// configured, and checks it at once (a PING and a sealed round trip with
+// the secret, redisstate.Check): a password Redis refuses is a
+// configuration error, which stops the start with one line; a Redis that
+// does not answer is logged with its reason, and the server starts
+// without shared state until it answers (/readyz?verbose and
+// suregql_redis_up tell from the first second).
 func openRedis(cfg config.Config, log *slog.Logger) (*redisstate.Store, error) {
 	if cfg.RedisURL == "" {
 		return nil, nil
 	}
-	shared, err := redisstate.Open(cfg.RedisURL, redisstate.Options{Secret: []byte(cfg.RedisSecret), Log: log})
+	shared, err := redisstate.Open(cfg.RedisURL, redisstate.Options{Secret: []byte(cfg.RedisSecret), Timeout: cfg.RedisTimeout, Log: log})
 	if err != nil {
 		return nil, fmt.Errorf("-redis-url / REDIS_URL: %w", err)
 	}
-	if err := shared.Ping(); err != nil {
-		log.Warn("redis check failed: serving without shared state until it answers", "reason", shared.Status().Reason)
-	} else {
+	var ce *redisstate.CheckError
+	switch err := shared.Check(); {
+	case err == nil:
 		log.Info("redis: state shared with the other replicas")
+	case errors.As(err, &ce) && ce.Reason == "auth":
+		_ = shared.Close()
+		return nil, err
+	default:
+		reason := "error"
+		if ce != nil {
+			reason = ce.Reason
+		}
+		log.Warn("redis check failed: serving without shared state until it answers", "reason", reason)
 	}
 	return shared, nil
 }
@@ -313,7 +387,7 @@ func probeUpstream(ctx context.Context, log *slog.Logger, upstream *restclient.C
 		log.Info("upstream check: a Sure server answers", "duration", took)
 	case ctx.Err() != nil: // shutting down
 	default:
-		log.Warn("upstream check failed: the server starts anyway, and /readyz answers 503 until the upstream answers",
+		log.Warn("upstream check failed: the server starts anyway, ready; requests that need the upstream answer UPSTREAM_UNAVAILABLE until it answers (see /readyz?verbose)",
 			"reason", restclient.ProbeReason(err), "duration", took)
 	}
 }

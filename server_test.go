@@ -8,12 +8,17 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"runtime/debug"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/suregql/suregql/internal/state/redisstate/redistest"
 )
 
 // startRun runs the server with args and getenv until the test ends
@@ -22,11 +27,24 @@ import (
 // "playground"…), and its log.
 func startRun(t *testing.T, args []string, getenv func(string) string) (urls map[string]string, log *runLog) {
 	t.Helper()
+	return startRunWith(t, args, getenv, fireNow)
+}
+
+// fireNow is a shutdown delay's timer that has fired already.
+func fireNow(time.Duration) <-chan time.Time {
+	c := make(chan time.Time, 1)
+	c <- time.Time{}
+	return c
+}
+
+// startRunWith is startRun with the timer of the shutdown delay.
+func startRunWith(t *testing.T, args []string, getenv func(string) string, after func(time.Duration) <-chan time.Time) (urls map[string]string, log *runLog) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	pr, pw := io.Pipe()
 	log = &runLog{cancel: cancel, done: make(chan error, 1), changed: make(chan struct{})}
 	go func() {
-		log.done <- run(ctx, args, getenv, pw)
+		log.done <- runWith(ctx, args, getenv, pw, after)
 		pw.Close()
 	}()
 	go log.read(pr)
@@ -225,9 +243,15 @@ func TestRun_UpstreamDown(t *testing.T) {
 	if status, _ := get(t, base+"/healthz"); status != http.StatusOK {
 		t.Errorf("/healthz: %d, want 200", status)
 	}
-	status, ready := get(t, base+"/readyz")
-	if status != http.StatusServiceUnavailable || !strings.Contains(ready, `"reason":"connection_refused"`) || !strings.Contains(ready, `"mode":"upstream"`) {
-		t.Errorf("/readyz: %d %s, want 503 connection_refused in mode upstream", status, ready)
+	// A Sure outage does not take the replica out of the load balancer:
+	// clients get GraphQL errors, not connection errors.
+	if status, ready := get(t, base+"/readyz"); status != http.StatusOK || !strings.Contains(ready, `"status":"ready"`) {
+		t.Errorf("/readyz: %d %s, want 200 ready", status, ready)
+	}
+	status, ready := get(t, base+"/readyz?verbose")
+	if status != http.StatusOK || !strings.Contains(ready, `"reason":"connection_refused"`) || !strings.Contains(ready, `"mode":"upstream"`) ||
+		!strings.Contains(ready, `"circuit":{"state":"closed"`) {
+		t.Errorf("/readyz?verbose: %d %s, want 200 with the upstream's reason connection_refused in mode upstream, circuit closed", status, ready)
 	}
 	log.waitFor(t, func(line string) bool {
 		var rec map[string]any
@@ -399,5 +423,173 @@ func TestSetGCPercent(t *testing.T) {
 	}
 	if now := debug.SetGCPercent(100); now != 100 {
 		t.Errorf("GOGC changed to %d although the environment set it", now)
+	}
+}
+
+// SIGTERM (the run's context ending, as main's signal.NotifyContext ends
+// it): /readyz turns 503 at once, so load balancers stop sending, while the
+// server still answers for the shutdown delay; then it drains and run
+// returns nil. The delay's timer is the test's: it fires when the test has
+// seen both, not after real seconds.
+func TestRun_SIGTERMServesOnForTheDelay(t *testing.T) {
+	delayed := make(chan time.Duration, 1)
+	fire := make(chan time.Time)
+	after := func(d time.Duration) <-chan time.Time {
+		delayed <- d
+		return fire
+	}
+	urls, log := startRunWith(t, []string{"-addr", "127.0.0.1:0", "-shutdown-delay", "7s"}, noEnv, after)
+	endpoint := urls["graphql endpoint"]
+	base := strings.TrimSuffix(endpoint, "/graphql")
+	if status, _ := get(t, base+"/readyz"); status != http.StatusOK {
+		t.Fatalf("/readyz before SIGTERM: %d, want 200", status)
+	}
+
+	log.cancel() // SIGTERM
+	if d := <-delayed; d != 7*time.Second {
+		t.Errorf("shutdown delay %s, want -shutdown-delay's 7s", d)
+	}
+	// The delay has begun: readiness is already false…
+	if status, body := get(t, base+"/readyz"); status != http.StatusServiceUnavailable || !strings.Contains(body, `"status":"shutting_down"`) {
+		t.Errorf("/readyz during the delay: %d %s, want 503 shutting_down", status, body)
+	}
+	// …and requests are still answered, on new connections too.
+	body := `{"query":"{ categories(first: 1) { totalCount } }"}`
+	status, answer := request(t, endpoint, map[string]string{"Content-Type": "application/json", "X-Api-Key": "demo-key"}, body)
+	if status != http.StatusOK || !strings.Contains(answer, `"totalCount"`) {
+		t.Errorf("a request during the delay: %d %s, want an answer", status, answer)
+	}
+	if status, _ := get(t, base+"/healthz"); status != http.StatusOK {
+		t.Errorf("/healthz during the delay: %d, want 200", status)
+	}
+	select {
+	case err := <-log.done:
+		t.Fatalf("run returned %v before the delay ended", err)
+	default:
+	}
+	log.contains(t, `msg="shutting down: /readyz answers 503; serving on for the shutdown delay" delay=7s`)
+
+	close(fire)
+	if err := log.stop(); err != nil {
+		t.Errorf("run returned %v, want nil after a clean drain", err)
+	}
+	log.contains(t, "msg=stopped")
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, base+"/healthz", nil)
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		_ = resp.Body.Close()
+		t.Error("the server still answers after the drain")
+	}
+}
+
+// SIGHUP, which process managers send to reload, does not stop the server:
+// it is logged, and the server answers on.
+func TestRun_SIGHUPIsIgnored(t *testing.T) {
+	urls, log := startRun(t, []string{"-addr", "127.0.0.1:0"}, noEnv)
+	base := strings.TrimSuffix(urls["graphql endpoint"], "/graphql")
+	// run has registered for SIGHUP before it logged its endpoint: the
+	// signal cannot end this test's process.
+	if err := syscall.Kill(syscall.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	log.contains(t, `msg="SIGHUP received: ignored`)
+	if status, _ := get(t, base+"/readyz"); status != http.StatusOK {
+		t.Errorf("/readyz after SIGHUP: %d, want 200", status)
+	}
+	select {
+	case err := <-log.done:
+		t.Fatalf("run returned %v after SIGHUP", err)
+	default:
+	}
+}
+
+// Redis is checked at start: a password it refuses stops the start with
+// one line that does not quote the password; a Redis that does not answer
+// is a WARN with its reason, and the server starts with /readyz?verbose and
+// suregql_redis_up saying so from the first request.
+func TestRun_RedisCheckedAtStart(t *testing.T) {
+	srv := redistest.StartWith(t, "--requirepass", "right-p4ss")
+	env := func(url string) func(string) string {
+		return func(k string) string {
+			return map[string]string{"REDIS_URL": url, "REDIS_SECRET": "a secret of the replicas"}[k]
+		}
+	}
+	err := run(t.Context(), []string{"-addr", "127.0.0.1:0"}, env("redis://:wrong-p4ss@"+srv.Addr()+"/0"), io.Discard)
+	if err == nil || strings.Contains(err.Error(), "\n") || strings.Contains(err.Error(), "wrong-p4ss") || !strings.Contains(err.Error(), "password") {
+		t.Errorf("run with a wrong Redis password returned %v, want one line saying the password was refused, without it", err)
+	}
+
+	ln, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "redis://" + ln.Addr().String() + "/0"
+	_ = ln.Close()
+	urls, log := startRun(t, []string{"-addr", "127.0.0.1:0"}, env(closed))
+	log.contains(t, `msg="redis check failed: serving without shared state until it answers" reason=connection_refused`)
+	base := strings.TrimSuffix(urls["graphql endpoint"], "/graphql")
+	status, ready := get(t, base+"/readyz?verbose")
+	if status != http.StatusOK || !strings.Contains(ready, `"redis":{"state":"down"`) || !strings.Contains(ready, `"reason":"connection_refused"`) {
+		t.Errorf("/readyz?verbose: %d %s, want 200 with Redis down, connection_refused", status, ready)
+	}
+	if _, metrics := get(t, base+"/metrics"); !strings.Contains(metrics, "suregql_redis_up 0") {
+		t.Error("/metrics does not show suregql_redis_up 0 on the first scrape")
+	}
+}
+
+// The built binary, signalled for real: SIGHUP (what process managers send
+// to reload) is logged and the server answers on; SIGTERM makes it turn
+// /readyz to 503, drain and exit 0.
+func TestBinary_Signals(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "suregql")
+	if out, err := exec.CommandContext(t.Context(), "go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cmd := exec.CommandContext(t.Context(), bin, "-addr", "127.0.0.1:0", "-shutdown-delay", "1ms")
+	cmd.Env = []string{"HOME=" + t.TempDir()}
+	pr, pw := io.Pipe()
+	cmd.Stdout = pw
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait(); pw.Close() }()
+	log := &runLog{cancel: func() {}, done: make(chan error, 1), changed: make(chan struct{})}
+	go log.read(pr)
+	var endpoint string
+	log.waitFor(t, func(line string) bool {
+		msg, url := loggedURL(line)
+		if msg == "graphql endpoint" {
+			endpoint = url
+		}
+		return endpoint != ""
+	})
+	base := strings.TrimSuffix(endpoint, "/graphql")
+
+	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	log.contains(t, `msg="SIGHUP received: ignored`)
+	if status, _ := get(t, base+"/readyz"); status != http.StatusOK {
+		t.Errorf("/readyz after SIGHUP: %d, want 200", status)
+	}
+
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-exited; err != nil {
+		t.Errorf("after SIGTERM the binary exited with %v, want 0", err)
+	}
+	log.contains(t, "msg=stopped")
+	order := []string{`msg="shutting down: /readyz answers 503; serving on for the shutdown delay" delay=1ms`, `msg="shutting down: answering the requests in flight"`, `msg=stopped`}
+	text, at := log.String(), 0
+	for _, want := range order {
+		i := strings.Index(text[at:], want)
+		if i < 0 {
+			t.Fatalf("the log lacks %s after position %d:\n%s", want, at, text)
+		}
+		at += i
 	}
 }

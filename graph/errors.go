@@ -164,6 +164,7 @@ var unavailableMessages = map[string]string{
 	restclient.ReasonBadGateway:        "a proxy in front of the Sure server answered %d; try again later",
 	restclient.ReasonServerError:       "the Sure server failed (status %d); try again later",
 	restclient.ReasonNotSure:           "the upstream answered, but not as the Sure API does (status %d): check that the facade's upstream URL names a Sure server",
+	restclient.ReasonCircuitOpen:       "the Sure server failed the last calls: the facade does not call it until a probe finds it back (within seconds); try again later",
 }
 
 func presentUnavailable(unavail *restclient.UnavailableError) (string, map[string]any) {

@@ -121,6 +121,7 @@ type Client struct {
 	gate     Gate
 	retry    RetryPolicy
 	fetcher  Fetcher
+	breaker  *Breaker // nil: none
 	now      func() time.Time
 }
 
@@ -552,7 +553,7 @@ func Retryable(err error) bool { return retryable(err) }
 
 func retryable(err error) bool {
 	var ue *UnavailableError
-	if !errors.As(err, &ue) {
+	if !errors.As(err, &ue) || errors.Is(err, ErrCircuitOpen) {
 		return false
 	}
 	switch ue.Status {
@@ -603,8 +604,20 @@ func (c *Client) once(ctx context.Context, method, path string, query url.Values
 		req.Header.Set("Content-Type", "application/json")
 	}
 
+	// The breaker first: a call it refuses is no call, which the gate
+	// would count against the operation's budget.
+	status, probe := 0, false
+	if c.breaker != nil {
+		var ok bool
+		if probe, ok = c.breaker.allow(ctx); !ok {
+			return nil, circuitOpen(op)
+		}
+		// Released on every way out: status 0 is no answer.
+		defer func() { c.breaker.done(ctx, probe, status, ctx.Err() != nil) }()
+	}
 	if c.gate != nil {
 		if err := c.gate(ctx, method, call.Path, attempt); err != nil {
+			status = -1 // not sent: says nothing of the upstream
 			return nil, &GateError{Err: err}
 		}
 	}
@@ -626,6 +639,9 @@ func (c *Client) once(ctx context.Context, method, path string, query url.Values
 		limit = maxErrorBody
 	}
 	data, readErr := readAnswer(resp, limit)
+	if readErr == nil {
+		status = resp.StatusCode
+	}
 	if readErr != nil {
 		// The connection broke mid-answer: as for any transport error (Status
 		// 0), a GET may be retried.

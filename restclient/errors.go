@@ -75,6 +75,8 @@ const (
 	ReasonBadGateway        = "bad_gateway"        // a proxy answered 502, 503 or 504
 	ReasonServerError       = "server_error"       // the app itself answered 5xx
 	ReasonNotSure           = "not_sure"           // the answer is not the Sure API's
+	// ReasonCircuitOpen (breaker.go): not sent, the upstream failed the
+	// last calls.
 )
 
 // Reason classifies why the upstream gave no usable answer; one of the
@@ -90,6 +92,8 @@ func (e *UnavailableError) Reason() string {
 		inv   x509.CertificateInvalidError
 	)
 	switch {
+	case errors.Is(e.Err, ErrCircuitOpen):
+		return ReasonCircuitOpen
 	case e.NotSure:
 		return ReasonNotSure
 	case e.Status == http.StatusBadGateway || e.Status == http.StatusServiceUnavailable || e.Status == http.StatusGatewayTimeout:
@@ -128,8 +132,8 @@ func (e *UnavailableError) Unwrap() error { return e.Err }
 // any connection was made (DNS, connection refused).
 func OutcomeUnknown(err error) bool {
 	var ue *UnavailableError
-	if !errors.As(err, &ue) {
-		return false
+	if !errors.As(err, &ue) || errors.Is(err, ErrCircuitOpen) {
+		return false // nothing was sent
 	}
 	var (
 		op  *net.OpError

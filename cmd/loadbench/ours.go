@@ -84,7 +84,9 @@ func startOursProcess(ctx context.Context, upURL string) (*serverProcess, error)
 	}
 	base := "http://127.0.0.1:" + strconv.Itoa(port)
 	p, err := startProcess(ctx, "suregql", bin,
-		[]string{"-addr", "127.0.0.1:" + strconv.Itoa(port), "-upstream", upURL, "-log-level", "warn"},
+		// No shutdown delay: no load balancer to leave; it would outlast
+		// processStopTimeout.
+		[]string{"-addr", "127.0.0.1:" + strconv.Itoa(port), "-upstream", upURL, "-log-level", "warn", "-shutdown-delay", "0"},
 		nil, base+"/readyz")
 	if err != nil {
 		_ = os.RemoveAll(dir)

@@ -52,7 +52,8 @@ func run() error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
-	cmd := exec.CommandContext(ctx, *server, "-addr", "127.0.0.1:0", "-log-format", "text")
+	// No shutdown delay: no load balancer to leave, the measure is done.
+	cmd := exec.CommandContext(ctx, *server, "-addr", "127.0.0.1:0", "-log-format", "text", "-shutdown-delay", "0")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return fmt.Errorf("pipe the server's output: %w", err)

@@ -65,6 +65,11 @@ type Config struct {
 	// RefuseArbitraryDocuments runs only the manifest's documents: the
 	// off switch of -allow-arbitrary-documents.
 	RefuseArbitraryDocuments bool
+	// RedisTimeout bounds one round trip to Redis (-redis-timeout).
+	RedisTimeout time.Duration
+	// ShutdownDelay is how long the server keeps serving after SIGTERM,
+	// /readyz answering 503 meanwhile, before it drains (-shutdown-delay).
+	ShutdownDelay time.Duration
 	// DisablePlayground and DisableIntrospection are the off switches of
 	// -playground and -introspection, so that the zero value serves both.
 	DisablePlayground    bool

@@ -20,6 +20,8 @@ func TestParse(t *testing.T) {
 		env     map[string]string
 		want    Config
 		wantErr bool
+		// zeroDelay: the row expects a shutdown delay of 0, not the default.
+		zeroDelay bool
 	}{
 		{name: "defaults", want: Config{Addr: ":8080", UpstreamTimeout: 10 * time.Second, MaxUpstreamCalls: 100, OperationTimeout: 15 * time.Second}},
 		{name: "environment", env: map[string]string{"ADDR": ":9", "UPSTREAM_URL": "https://sure.example.com", "UPSTREAM_TIMEOUT": "3s", "MAX_UPSTREAM_CALLS": "7", "CACHE_TTL": "30s",
@@ -103,6 +105,11 @@ func TestParse(t *testing.T) {
 			want: Config{Addr: ":8080", UpstreamTimeout: 10 * time.Second, MaxUpstreamCalls: 100, OperationTimeout: 15 * time.Second,
 				PersistedDocuments: "m.json"}},
 		{name: "arbitrary documents refused without a manifest", args: []string{"-allow-arbitrary-documents=false"}, wantErr: true},
+		{name: "shutdown delay and redis timeout", args: []string{"-shutdown-delay", "0"}, env: map[string]string{"REDIS_TIMEOUT": "2s"}, zeroDelay: true,
+			want: Config{Addr: ":8080", UpstreamTimeout: 10 * time.Second, MaxUpstreamCalls: 100, OperationTimeout: 15 * time.Second,
+				RedisTimeout: 2 * time.Second}},
+		{name: "a negative shutdown delay", env: map[string]string{"SHUTDOWN_DELAY": "-1s"}, wantErr: true},
+		{name: "a redis timeout of 0", args: []string{"-redis-timeout", "0"}, wantErr: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -119,6 +126,12 @@ func TestParse(t *testing.T) {
 			}
 			if tc.want.LogFormat == "" {
 				tc.want.LogFormat = "text"
+			}
+			if tc.want.RedisTimeout == 0 {
+				tc.want.RedisTimeout = 100 * time.Millisecond
+			}
+			if tc.want.ShutdownDelay == 0 && !tc.zeroDelay {
+				tc.want.ShutdownDelay = 5 * time.Second
 			}
 			if tc.want.ShowVersion {
 				// Nothing else is read: the server only prints its version.

@@ -121,6 +121,16 @@ var flags = []Flag{
 		Usage:  "run documents sent as text (env ALLOW_ARBITRARY_DOCUMENTS); false runs only the documents of -persisted-documents",
 		toggle: func(c *Config, on bool) { c.RefuseArbitraryDocuments = !on },
 	},
+	{
+		Name: "redis-timeout", Env: "REDIS_TIMEOUT", Default: redisstate.DefaultTimeout.String(),
+		Usage: "timeout of one round trip to Redis; past it the request goes on without the shared state (env REDIS_TIMEOUT)",
+		parse: duration("redis timeout", true, func(c *Config) *time.Duration { return &c.RedisTimeout }),
+	},
+	{
+		Name: "shutdown-delay", Env: "SHUTDOWN_DELAY", Default: "5s",
+		Usage: "on SIGTERM, keep serving this long with /readyz answering 503 (so load balancers stop sending) before draining; match the pod's preStop (env SHUTDOWN_DELAY)",
+		parse: duration("shutdown delay", false, func(c *Config) *time.Duration { return &c.ShutdownDelay }),
+	},
 }
 
 // text stores a value as it is.

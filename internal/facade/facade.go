@@ -142,6 +142,14 @@ type Config struct {
 	// id or hash (gqlhttp.LoadDocuments); with OnlyThese, no other
 	// document runs. nil holds none and lets any document run.
 	Documents *gqlhttp.Documents
+	// Breaker, when set, is the upstream's circuit breaker: every call to
+	// Upstream goes through it (restclient.Client.WithBreaker), and
+	// /readyz?verbose and the metrics report its state. nil: none.
+	Breaker *restclient.Breaker
+	// Draining is closed when the server starts shutting down: /readyz
+	// answers 503 from then on, while requests are still served. nil:
+	// never.
+	Draining <-chan struct{}
 }
 
 // Defaults of Config.
@@ -161,9 +169,13 @@ const (
 
 // New returns the facade's HTTP handler: POST/GET /graphql, the playground
 // at /, /healthz (liveness: the process serves), /readyz (readiness: the
-// upstream is a Sure server that answers) and, with Metrics, /metrics.
+// process takes requests, not shutting down; ?verbose adds the upstream's
+// and Redis's state, which never fail it) and, with Metrics, /metrics.
 func New(cfg Config) http.Handler {
 	cfg = cfg.withDefaults()
+	if cfg.Upstream != nil && cfg.Breaker != nil {
+		cfg.Upstream = cfg.Upstream.WithBreaker(cfg.Breaker)
+	}
 	// Every line logged with a request's context names the request.
 	log := slog.New(requestid.LogHandler(cfg.Log.Handler()))
 	var accepted *acceptedKeys // which keys' operation names the metrics label
@@ -181,6 +193,9 @@ func New(cfg Config) http.Handler {
 	cfg.Metrics.Watch(shared.Coalescer, shared.Cache)
 	if cfg.Redis != nil {
 		cfg.Metrics.WatchShared(cfg.Redis)
+	}
+	if cfg.Breaker != nil {
+		cfg.Metrics.WatchBreaker(cfg.Breaker)
 	}
 	mux := http.NewServeMux()
 	gql := gqlhttp.Handler(exec, gqlhttp.Options{

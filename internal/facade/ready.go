@@ -14,15 +14,19 @@ import (
 	"github.com/suregql/suregql/restclient"
 )
 
-// Readiness: /readyz answers whether the upstream is a Sure server that
-// answers, checked with restclient's Probe, which spends no caller's quota.
+// Readiness: /readyz answers whether this process takes requests: it
+// started (its configuration was valid) and is not shutting down. What it
+// depends on, the upstream and Redis, never fails readiness: a Sure outage
+// would otherwise take every replica out of the load balancer at once, and
+// clients would get connection errors instead of GraphQL errors saying
+// UPSTREAM_UNAVAILABLE. /readyz?verbose adds their state: the upstream
+// checked with restclient's Probe (which spends no caller's quota), the
+// upstream's circuit breaker, Redis.
 const (
-	// ReadinessTTL is how long a probe's result answers /readyz: a probe
-	// every few seconds at most, however many replicas' probes and load
-	// balancers ask.
+	// ReadinessTTL is how long a probe's result answers /readyz?verbose: a
+	// probe every few seconds at most, however many ask.
 	ReadinessTTL = 5 * time.Second
-	// ReadinessTimeout bounds one probe; a kubelet's readiness probe must
-	// wait longer (deploy/deployment.yaml's timeoutSeconds).
+	// ReadinessTimeout bounds one probe.
 	ReadinessTimeout = 3 * time.Second
 )
 
@@ -40,6 +44,11 @@ type readiness struct {
 	mode  string
 	log   *slog.Logger
 	redis *redisstate.Store // nil: no shared state
+	// breaker is the upstream's circuit breaker; nil: none.
+	breaker *restclient.Breaker
+	// draining is closed when the server starts shutting down: /readyz
+	// then answers 503. nil: never.
+	draining <-chan struct{}
 
 	flight flight.Group[struct{}, upstreamState]
 	mu     sync.Mutex
@@ -53,7 +62,7 @@ type upstreamState struct {
 }
 
 func newReadiness(cfg Config, log *slog.Logger) *readiness {
-	r := &readiness{now: cfg.Now, mode: modeUpstream, log: log, redis: cfg.Redis}
+	r := &readiness{now: cfg.Now, mode: modeUpstream, log: log, redis: cfg.Redis, breaker: cfg.Breaker, draining: cfg.Draining}
 	if r.now == nil {
 		r.now = time.Now
 	}
@@ -104,39 +113,65 @@ func (r *readiness) check(ctx context.Context) (upstreamState, error) {
 	case s.Reason == "":
 		r.log.InfoContext(ctx, "upstream ready: a Sure server answers", "mode", r.mode)
 	default:
-		r.log.WarnContext(ctx, "upstream unavailable: /readyz answers 503", "mode", r.mode, "reason", s.Reason)
+		r.log.WarnContext(ctx, "upstream check failed: requests that need it answer UPSTREAM_UNAVAILABLE until it is back; readiness is unaffected", "mode", r.mode, "reason", s.Reason)
 	}
 	return s, nil
 }
 
-// ServeHTTP answers /readyz: 200 {"status":"ready",…} when the upstream
-// is a Sure server that answers, else 503 {"status":"unavailable",…} with
-// the reason (restclient's Reason values), never the upstream's address.
-// With Redis, "redis" tells its state ("up", or "down" with a reason); a
-// replica without Redis still answers every request, so it stays ready.
+// ServeHTTP answers /readyz: 200 {"status":"ready","mode":…} while the
+// process takes requests, 503 {"status":"shutting_down",…} once it drains.
+// With ?verbose (any value) it adds, without changing the status:
+// "upstream", what the last probe found (the reason, restclient's Reason
+// values, when the upstream is not a Sure server that answers; never its
+// address); "circuit", the upstream breaker's state; "redis", Redis's state
+// ("up", or "down" with a reason).
 func (r *readiness) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	s := r.state(req.Context())
 	answer := struct {
-		Status   string             `json:"status"`
-		Upstream upstreamState      `json:"upstream"`
-		Mode     string             `json:"mode"`
-		Redis    *redisstate.Status `json:"redis,omitempty"`
-	}{Status: "ready", Upstream: s, Mode: r.mode}
-	if r.redis != nil {
-		if !r.redis.Up() {
-			// Through the breaker: one ping once its cooldown ended, so
-			// that an idle replica also sees Redis come back.
-			_ = r.redis.Ping()
-		}
-		st := r.redis.Status()
-		answer.Redis = &st
-	}
+		Status   string                    `json:"status"`
+		Mode     string                    `json:"mode"`
+		Upstream *upstreamState            `json:"upstream,omitempty"`
+		Circuit  *restclient.BreakerStatus `json:"circuit,omitempty"`
+		Redis    *redisstate.Status        `json:"redis,omitempty"`
+	}{Status: "ready", Mode: r.mode}
 	status := http.StatusOK
-	if s.Reason != "" {
-		answer.Status, status = "unavailable", http.StatusServiceUnavailable
+	if r.shuttingDown() {
+		answer.Status, status = "shutting_down", http.StatusServiceUnavailable
+	}
+	if req.URL.Query().Has("verbose") {
+		s := r.state(req.Context())
+		answer.Upstream = &s
+		if r.breaker != nil {
+			bs := r.breaker.Status()
+			answer.Circuit = &bs
+		}
+		answer.Redis = r.redisStatus()
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(answer)
+}
+
+// shuttingDown reports whether the server drains.
+func (r *readiness) shuttingDown() bool {
+	select {
+	case <-r.draining:
+		return true
+	default:
+		return false
+	}
+}
+
+// redisStatus returns Redis's state, nil without Redis.
+func (r *readiness) redisStatus() *redisstate.Status {
+	if r.redis == nil {
+		return nil
+	}
+	if !r.redis.Up() {
+		// Through the breaker: one ping once its cooldown ended, so
+		// that an idle replica also sees Redis come back.
+		_ = r.redis.Ping()
+	}
+	st := r.redis.Status()
+	return &st
 }

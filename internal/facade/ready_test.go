@@ -50,6 +50,10 @@ type readyAnswer struct {
 	status int
 	Status string `json:"status"`
 	Mode   string `json:"mode"`
+	// Circuit is the upstream breaker's state (verbose).
+	Circuit *struct {
+		State string `json:"state"`
+	} `json:"circuit"`
 	// Upstream holds what the probe found.
 	Upstream struct {
 		Reason    string    `json:"reason"`
@@ -59,7 +63,13 @@ type readyAnswer struct {
 
 func getReadyz(t *testing.T, srv *httptest.Server) readyAnswer {
 	t.Helper()
-	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL+"/readyz", nil)
+	return getReadyzAt(t, srv, "/readyz?verbose")
+}
+
+// getReadyzAt GETs path (/readyz, with or without ?verbose).
+func getReadyzAt(t *testing.T, srv *httptest.Server, path string) readyAnswer {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL+path, nil)
 	r := send(t, req)
 	var a readyAnswer
 	if err := jsonUnmarshal([]byte(r.raw), &a); err != nil || r.contentType != "application/json" || r.header.Get("Cache-Control") != "no-store" {
@@ -69,9 +79,9 @@ func getReadyz(t *testing.T, srv *httptest.Server) readyAnswer {
 	return a
 }
 
-// With a Sure server upstream /readyz answers ready, from a probe that
-// spends no key (the fake records the key of each request), and a probe
-// answers for ReadinessTTL.
+// With a Sure server upstream /readyz?verbose answers ready with what a
+// probe found, a probe that spends no key (the fake records the key of
+// each request), and a probe answers for ReadinessTTL.
 func TestReadyz_Sure(t *testing.T) {
 	t.Parallel()
 	fake := restclienttest.New()
@@ -98,8 +108,9 @@ func TestReadyz_Sure(t *testing.T) {
 	}
 }
 
-// Whatever keeps the upstream from being a Sure server that answers makes
-// /readyz answer 503 with the reason.
+// Whatever keeps the upstream from being a Sure server that answers shows
+// in /readyz?verbose with the reason, and readiness stays 200: a Sure
+// outage must not take every replica out of the load balancer.
 func TestReadyz_Unavailable(t *testing.T) {
 	// Not parallel: it wants a port it closed to stay closed, and a
 	// local answer within 100 ms.
@@ -136,8 +147,11 @@ func TestReadyz_Unavailable(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv, _ := readyFacade(t, tc.baseURL, 100*time.Millisecond, false)
 			a := getReadyz(t, srv)
-			if a.status != http.StatusServiceUnavailable || a.Status != "unavailable" || a.Upstream.Reason != tc.wantReason || a.Mode != "upstream" {
-				t.Errorf("GET /readyz = %+v, want 503 unavailable with reason %q", a, tc.wantReason)
+			if a.status != http.StatusOK || a.Status != "ready" || a.Upstream.Reason != tc.wantReason || a.Mode != "upstream" {
+				t.Errorf("GET /readyz?verbose = %+v, want 200 ready with the upstream's reason %q", a, tc.wantReason)
+			}
+			if a := getReadyzAt(t, srv, "/readyz"); a.status != http.StatusOK || a.Status != "ready" {
+				t.Errorf("GET /readyz = %+v, want 200 ready", a)
 			}
 		})
 	}
@@ -150,5 +164,30 @@ func TestReadyz_DemoMode(t *testing.T) {
 	srv, _ := readyFacade(t, up.URL, 5*time.Second, true)
 	if a := getReadyz(t, srv); a.status != http.StatusOK || a.Mode != "demo" {
 		t.Errorf("GET /readyz = %+v, want 200, mode demo", a)
+	}
+}
+
+// Plain /readyz is the process's own state: it asks the upstream nothing,
+// and answers 503 shutting_down once the server drains (Draining closed).
+func TestReadyz_ProcessState(t *testing.T) {
+	t.Parallel()
+	fake := restclienttest.New()
+	up := httptest.NewServer(fake)
+	t.Cleanup(up.Close)
+	client, err := restclient.New(up.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	draining := make(chan struct{})
+	srv := httptest.NewServer(facade.New(facade.Config{Upstream: client, Log: slog.New(slog.DiscardHandler), Draining: draining}))
+	t.Cleanup(srv.Close)
+	if a := getReadyzAt(t, srv, "/readyz"); a.status != http.StatusOK || a.Status != "ready" || a.Mode != "upstream" || fake.Calls() != 0 {
+		t.Errorf("GET /readyz = %+v after %d upstream calls, want 200 ready and no call", a, fake.Calls())
+	}
+	close(draining)
+	for _, path := range []string{"/readyz", "/readyz?verbose"} {
+		if a := getReadyzAt(t, srv, path); a.status != http.StatusServiceUnavailable || a.Status != "shutting_down" {
+			t.Errorf("GET %s while draining = %+v, want 503 shutting_down", path, a)
+		}
 	}
 }

@@ -352,7 +352,7 @@ type redisReadiness struct {
 
 func readyzRedis(t *testing.T, e *env) redisReadiness {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, e.server.URL+"/readyz", nil)
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, e.server.URL+"/readyz?verbose", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

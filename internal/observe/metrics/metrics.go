@@ -90,6 +90,7 @@ type Metrics struct {
 	coalescer atomic.Pointer[restcache.Coalescer]
 	cache     atomic.Pointer[cacheStats]
 	shared    atomic.Pointer[sharedStore]
+	breaker   atomic.Pointer[restclient.Breaker]
 }
 
 // CacheStats is what metrics reads of an answer cache.
@@ -198,6 +199,16 @@ func (m *Metrics) WatchShared(s SharedStore) {
 		return
 	}
 	m.shared.Store(&sharedStore{s})
+}
+
+// WatchBreaker makes suregql_upstream_circuit_state,
+// suregql_upstream_circuit_transitions_total and
+// suregql_upstream_circuit_refused_total read b; without a call (no
+// breaker) they are left out of /metrics.
+func (m *Metrics) WatchBreaker(b *restclient.Breaker) {
+	if m != nil {
+		m.breaker.Store(b)
+	}
 }
 
 // AdmitOperationName gives name a series of its own in the operation
@@ -366,11 +377,45 @@ var (
 		"Round trips to the shared state's Redis, by result: ok, error (failed or timed out), skipped (not sent: the breaker was open).", []string{"result"}, nil)
 )
 
+var (
+	circuitStateDesc = prometheus.NewDesc("suregql_upstream_circuit_state",
+		"1 for the state the upstream's circuit breaker is in (closed: calls are sent; open: calls fail at once with UPSTREAM_UNAVAILABLE, reason circuit_open; half_open: one probe call at a time), 0 for the others.", []string{"state"}, nil)
+	circuitTransitionsDesc = prometheus.NewDesc("suregql_upstream_circuit_transitions_total",
+		"Changes of state of the upstream's circuit breaker, by the state entered.", []string{"state"}, nil)
+	circuitRefusedDesc = prometheus.NewDesc("suregql_upstream_circuit_refused_total",
+		"Upstream calls not sent because the circuit breaker was open (or its one probe was on its way).", nil, nil)
+)
+
+// circuitStates are the breaker's states, in the order they are reported.
+var circuitStates = []restclient.BreakerState{restclient.BreakerClosed, restclient.BreakerOpen, restclient.BreakerHalfOpen}
+
 func (s savings) Describe(ch chan<- *prometheus.Desc) {
 	ch <- sharedDesc
 	ch <- cacheDesc
 	ch <- redisUpDesc
 	ch <- redisRequestsDesc
+	ch <- circuitStateDesc
+	ch <- circuitTransitionsDesc
+	ch <- circuitRefusedDesc
+}
+
+// collectBreaker reports the breaker's state and counters, if any.
+func (s savings) collectBreaker(ch chan<- prometheus.Metric) {
+	b := s.m.breaker.Load()
+	if b == nil {
+		return
+	}
+	state := b.Status().State
+	transitions, refused := b.Counts()
+	for _, st := range circuitStates {
+		v := 0.0
+		if st == state {
+			v = 1
+		}
+		ch <- prometheus.MustNewConstMetric(circuitStateDesc, prometheus.GaugeValue, v, string(st))
+		ch <- prometheus.MustNewConstMetric(circuitTransitionsDesc, prometheus.CounterValue, float64(transitions[st]), string(st))
+	}
+	ch <- prometheus.MustNewConstMetric(circuitRefusedDesc, prometheus.CounterValue, float64(refused))
 }
 
 func (s savings) Collect(ch chan<- prometheus.Metric) {
@@ -392,6 +437,7 @@ func (s savings) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(redisRequestsDesc, prometheus.CounterValue, float64(failed), "error")
 		ch <- prometheus.MustNewConstMetric(redisRequestsDesc, prometheus.CounterValue, float64(skipped), "skipped")
 	}
+	s.collectBreaker(ch)
 	ch <- prometheus.MustNewConstMetric(sharedDesc, prometheus.CounterValue, float64(shared))
 	ch <- prometheus.MustNewConstMetric(cacheDesc, prometheus.CounterValue, float64(hits), "hit")
 	ch <- prometheus.MustNewConstMetric(cacheDesc, prometheus.CounterValue, float64(misses), "miss")

@@ -43,6 +43,9 @@ func open(t *testing.T, srv *redistest.Server, opts redisstate.Options) *redisst
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	if opts.Timeout == 0 {
+		opts.Timeout = testTimeout
+	}
 	s, err := redisstate.Open(srv.URL(), opts)
 	if err != nil {
 		t.Fatal(err)
@@ -50,6 +53,13 @@ func open(t *testing.T, srv *redistest.Server, opts redisstate.Options) *redisst
 	t.Cleanup(func() { _ = s.Close() })
 	return s
 }
+
+// testTimeout bounds a round trip in these tests: a loopback Redis answers
+// in a millisecond, but a machine at load 10 under the race detector may
+// take longer than DefaultTimeout, and a lapsed write would fail a test
+// that is not about timeouts. No test here waits for it to fire: a killed
+// Redis refuses connections at once.
+const testTimeout = 10 * time.Second
 
 // replicas returns a Redis and two stores of it, as two replicas have.
 func replicas(t *testing.T) (srv *redistest.Server, a, b *redisstate.Store) {

@@ -276,7 +276,8 @@ func reason(err error) string {
 		return "closed"
 	case strings.Contains(err.Error(), "connection refused"):
 		return "connection_refused"
-	case strings.HasPrefix(err.Error(), "NOAUTH"), strings.HasPrefix(err.Error(), "WRONGPASS"):
+	case strings.HasPrefix(err.Error(), "NOAUTH"), strings.HasPrefix(err.Error(), "WRONGPASS"),
+		strings.Contains(err.Error(), "AUTH") && strings.Contains(err.Error(), "password"):
 		return "auth"
 	}
 	return "error"
@@ -334,3 +335,95 @@ func (s *Store) bumpEpoch() {
 
 // Up reports whether the breaker is closed: Redis is asked.
 func (s *Store) Up() bool { return s.Status().State == StateUp }
+
+// checkKey is where Check writes its sealed round trip.
+const checkKey = prefix + "check"
+
+// ErrAuth is returned by Check when Redis refused the URL's credentials:
+// a configuration error that no retry fixes.
+var ErrAuth = errors.New("redis refused the password or user of -redis-url / REDIS_URL (NOAUTH / WRONGPASS)")
+
+// CheckError is a failed Check: Reason is the one Status reports
+// ("timeout", "connection_refused", "auth", "sealed_round_trip"…), never
+// an address or a password.
+type CheckError struct {
+	Reason string
+	Err    error
+}
+
+func (e *CheckError) Error() string {
+	if e.Reason == "auth" {
+		return ErrAuth.Error()
+	}
+	return "redis check failed (" + e.Reason + "): " + e.Err.Error()
+}
+
+func (e *CheckError) Unwrap() error { return e.Err }
+
+// Check asks Redis whether it answers, as the server does at start: a
+// PING, then a value sealed with the secret written, read back and
+// opened. It bypasses the breaker and sets its state at once: up when
+// Redis answered, down (with the reason, as after DefaultFailures failed
+// round trips) when not; so that /readyz and the metrics tell Redis's state
+// from the first second, not after the first requests fail. Each round
+// trip is bounded by the timeout.
+func (s *Store) Check() error {
+	err := s.check()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.roundTrips.Add(1)
+	if err == nil {
+		s.inARow, s.probing = 0, false
+		if s.state == StateDown {
+			s.state, s.since = StateUp, s.now()
+		}
+		return nil
+	}
+	s.failed.Add(1)
+	ce := &CheckError{Reason: reason(err), Err: err}
+	if errors.Is(err, errSealedRoundTrip) {
+		ce.Reason = "sealed_round_trip"
+	}
+	s.lastFailure = ce.Reason
+	s.inARow = max(s.inARow+1, s.failures)
+	if s.state == StateUp {
+		s.state, s.since = StateDown, s.now()
+	}
+	s.reopenAt = s.now().Add(s.cooldown)
+	return ce
+}
+
+// errSealedRoundTrip: Redis answered, but the value written was not read
+// back as written (a proxy that drops writes, a read-only replica).
+var errSealedRoundTrip = errors.New("the sealed value written was not read back")
+
+func (s *Store) check() error {
+	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
+	defer cancel()
+	if err := s.rdb.Ping(ctx).Err(); err != nil {
+		return err
+	}
+	key := s.ring.Key(checkKey)
+	want := []byte("suregql check " + s.now().UTC().Format(time.RFC3339Nano))
+	sealed, err := key.Seal(want, []byte(checkKey))
+	if err != nil {
+		return err
+	}
+	ctx, cancel = context.WithTimeout(context.Background(), s.timeout)
+	defer cancel()
+	if err := s.rdb.Set(ctx, checkKey, sealed, time.Minute).Err(); err != nil {
+		return err
+	}
+	ctx, cancel = context.WithTimeout(context.Background(), s.timeout)
+	defer cancel()
+	got, err := s.rdb.Get(ctx, checkKey).Bytes()
+	if err != nil {
+		return err
+	}
+	// Another replica may have written its own check meanwhile: sealed
+	// with the same secret, it opens too, and says the same.
+	if plain, err := key.Open(got, []byte(checkKey)); err != nil || !strings.HasPrefix(string(plain), "suregql check ") {
+		return errSealedRoundTrip
+	}
+	return nil
+}

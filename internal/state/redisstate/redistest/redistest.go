@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 type Server struct {
 	t    testing.TB
 	bin  string
+	args []string // more arguments of redis-server (StartWith)
 	port int
 	cmd  *exec.Cmd
 	done chan struct{}
@@ -33,6 +35,13 @@ const installHint = "redis-server is not installed: apt-get install -y redis-ser
 // install it.
 func Start(t testing.TB) *Server {
 	t.Helper()
+	return StartWith(t)
+}
+
+// StartWith starts a redis-server for t with more arguments, e.g.
+// "--requirepass", "p4ss"; the password's server is checked with it.
+func StartWith(t testing.TB, args ...string) *Server {
+	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		if os.Getenv("CI") == "true" {
@@ -40,7 +49,7 @@ func Start(t testing.TB) *Server {
 		}
 		t.Skip(installHint)
 	}
-	s := &Server{t: t, bin: bin}
+	s := &Server{t: t, bin: bin, args: args}
 	var last error
 	for range 5 { // a free port may be taken between the check and the start
 		if s.port, err = freePort(); err != nil {
@@ -66,35 +75,43 @@ func freePort() (int, error) {
 
 // start runs redis-server on s.port and waits until it answers PING.
 func (s *Server) start() error {
-	cmd := exec.Command(s.bin, //nolint:noctx // it runs for the whole test; Kill stops it
+	args := append([]string{
 		"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
 		"--save", "", "--appendonly", "no", "--dir", s.t.TempDir(),
-		"--daemonize", "no", "--loglevel", "warning")
+		"--daemonize", "no", "--loglevel", "warning"}, s.args...)
+	cmd := exec.Command(s.bin, args...) //nolint:noctx // it runs for the whole test; Kill stops it
 	if err := cmd.Start(); err != nil {
 		return err
 	}
 	done := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(done) }()
 	s.cmd, s.done = cmd, done
-	c := redis.NewClient(&redis.Options{Addr: s.Addr(), MaxRetries: -1, DialTimeout: 100 * time.Millisecond})
+	c := redis.NewClient(&redis.Options{Addr: s.Addr(), MaxRetries: -1, DialTimeout: time.Second})
 	defer func() { _ = c.Close() }()
-	for range 100 {
+	// A generous guard: a loaded machine may take seconds to start the
+	// process; a healthy one answers in milliseconds.
+	deadline := time.Now().Add(startTimeout)
+	for time.Now().Before(deadline) {
 		select {
 		case <-done:
 			return errors.New("redis-server exited at start (port taken?)")
 		default:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		err := c.Ping(ctx).Err()
 		cancel()
-		if err == nil {
+		// Any answer, NOAUTH included, says the server is up.
+		if err == nil || strings.Contains(err.Error(), "NOAUTH") {
 			return nil
 		}
 		time.Sleep(20 * time.Millisecond) // polling a real process until it answers
 	}
 	s.Kill()
-	return errors.New("redis-server did not answer PING within 2s")
+	return fmt.Errorf("redis-server did not answer PING within %s", startTimeout)
 }
+
+// startTimeout bounds the wait for a redis-server to answer its first PING.
+const startTimeout = 30 * time.Second
 
 // Addr returns host:port.
 func (s *Server) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)) }

@@ -1,0 +1,272 @@
+package facade_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/suregql/suregql/internal/facade"
+	"github.com/suregql/suregql/internal/fake/restclienttest"
+	"github.com/suregql/suregql/internal/observe/metrics"
+	"github.com/suregql/suregql/restclient"
+)
+
+// outage stands in front of the fake upstream: while down, every request
+// is answered 503 by a proxy; with hold set, a request that arrives waits
+// for release (so that a test sees which requests arrive meanwhile).
+type outage struct {
+	down     atomic.Bool
+	arrivals atomic.Int64 // requests that reached the upstream while down
+	inFlight atomic.Int64
+	maxIn    atomic.Int64 // most requests in flight at once while down
+
+	mu      sync.Mutex
+	arrived chan struct{} // non-nil: hold the next request
+	release chan struct{}
+}
+
+func (o *outage) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !o.down.Load() {
+			next.ServeHTTP(w, r)
+			return
+		}
+		o.arrivals.Add(1)
+		n := o.inFlight.Add(1)
+		defer o.inFlight.Add(-1)
+		for m := o.maxIn.Load(); n > m && !o.maxIn.CompareAndSwap(m, n); m = o.maxIn.Load() {
+		}
+		o.mu.Lock()
+		arrived, release := o.arrived, o.release
+		o.arrived = nil
+		o.mu.Unlock()
+		if arrived != nil {
+			close(arrived)
+			<-release
+		}
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(http.StatusServiceUnavailable)
+	})
+}
+
+// holdNext makes the next request wait: arrived is closed when it comes,
+// and it is answered once release is closed.
+func (o *outage) holdNext() (arrived, release chan struct{}) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.arrived, o.release = make(chan struct{}), make(chan struct{})
+	return o.arrived, o.release
+}
+
+// outageAnswer is what a test reads of one GraphQL answer.
+type outageAnswer struct {
+	code, reason string // the first error's, "" without errors
+	calls        int    // extensions.upstream.calls
+}
+
+// ask sends a query of categories of a page size of its own (so that no
+// two requests share a GET in flight) and reads the answer.
+func ask(t *testing.T, e *env, first int) outageAnswer {
+	t.Helper()
+	q := fmt.Sprintf(`{ categories(first: %d) { totalCount } }`, first)
+	_, ext, err := e.client(restclienttest.DemoKey).ExecRawWithExtensions(context.Background(), q, nil)
+	var a outageAnswer
+	if err != nil {
+		var body struct {
+			Errors []struct {
+				Extensions map[string]any `json:"extensions"`
+			} `json:"errors"`
+		}
+		raw, _ := json.Marshal(map[string]any{"errors": err})
+		if json.Unmarshal(raw, &body) != nil || len(body.Errors) == 0 {
+			t.Fatalf("transport error: %v", err)
+		}
+		a.code, _ = body.Errors[0].Extensions["code"].(string)
+		a.reason, _ = body.Errors[0].Extensions["reason"].(string)
+	}
+	var x extensions
+	if len(ext) > 0 {
+		if err := json.Unmarshal(ext, &x); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.calls = x.Upstream.Calls
+	return a
+}
+
+// The upstream goes down under load: once the breaker opens, answers are
+// UPSTREAM_UNAVAILABLE with reason circuit_open at 0 calls and readiness
+// stays 200; after the cooldown one probe at a time reaches the upstream;
+// once it is back, the breaker closes by itself. One log line per change,
+// and the metric says the state.
+func TestCircuitBreaker_UpstreamOutage(t *testing.T) {
+	t.Parallel()
+	const failures, cooldown = 5, 10 * time.Second
+	clock := &fakeClock{t: time.Date(2026, 11, 22, 4, 0, 0, 0, time.UTC)}
+	var logs bytes.Buffer
+	var logMu sync.Mutex
+	log := slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &logMu}, nil))
+	breaker := restclient.NewBreaker(restclient.BreakerOptions{Failures: failures, Cooldown: cooldown, Now: clock.now, Log: log})
+	out := &outage{}
+	m := metrics.New()
+	e := newEnv(t, withUpstreamWrapper(out.wrap), withConfig(func(c *facade.Config) {
+		c.Breaker, c.Metrics, c.Log = breaker, m, log
+	}))
+	readyz := func() int {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, e.server.URL+"/readyz", nil)
+		return send(t, req).status
+	}
+
+	if a := ask(t, e, 1); a.code != "" || a.calls != 1 {
+		t.Fatalf("with the upstream up: %+v, want an answer at 1 call", a)
+	}
+
+	// The upstream goes down under load: 8 clients, 40 requests.
+	out.down.Store(true)
+	const workers, requests = 8, 40
+	answers := make([]outageAnswer, requests)
+	var wg sync.WaitGroup
+	next := atomic.Int64{}
+	for range workers {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < requests; i = int(next.Add(1)) - 1 {
+				answers[i] = ask(t, e, 2+i)
+			}
+		})
+	}
+	wg.Wait()
+	if st := breaker.Status().State; st != restclient.BreakerOpen {
+		t.Fatalf("after %d failing requests the breaker is %s, want open", requests, st)
+	}
+	// Failures in a row open it; the requests in flight then may add one
+	// attempt and one retry each.
+	if n := out.arrivals.Load(); n > failures+2*workers {
+		t.Errorf("the dead upstream got %d calls for %d requests, want at most %d", n, requests, failures+2*workers)
+	}
+	t.Logf("the dead upstream got %d calls for %d requests of %d clients", out.arrivals.Load(), requests, workers)
+	open := 0
+	for _, a := range answers {
+		if a.code != "UPSTREAM_UNAVAILABLE" {
+			t.Errorf("during the outage: %+v, want UPSTREAM_UNAVAILABLE", a)
+		}
+		if a.reason == restclient.ReasonCircuitOpen {
+			open++
+			// 1: its first attempt failed before the breaker opened,
+			// its retry was refused.
+			if a.calls > 1 {
+				t.Errorf("a circuit_open answer spent %d calls, want at most its first attempt", a.calls)
+			}
+		}
+	}
+	if open < requests-failures-2*workers {
+		t.Errorf("%d of %d answers circuit_open, want all but the first few", open, requests)
+	}
+
+	// While open: fail fast, 0 calls, readiness unchanged.
+	before := out.arrivals.Load()
+	for i := range 20 {
+		if a := ask(t, e, 50+i); a.code != "UPSTREAM_UNAVAILABLE" || a.reason != restclient.ReasonCircuitOpen || a.calls != 0 {
+			t.Errorf("with the breaker open: %+v, want UPSTREAM_UNAVAILABLE circuit_open at 0 calls", a)
+		}
+	}
+	if n := out.arrivals.Load() - before; n != 0 {
+		t.Errorf("with the breaker open the upstream got %d calls, want 0", n)
+	}
+	if got := readyz(); got != http.StatusOK {
+		t.Errorf("/readyz during the outage: %d, want 200", got)
+	}
+	if !strings.Contains(rawMetrics(t, e), `suregql_upstream_circuit_state{state="open"} 1`) {
+		t.Errorf("/metrics does not show the breaker open")
+	}
+
+	// After the cooldown, one probe at a time: while it is on its way,
+	// the others still fail fast.
+	clock.advance(cooldown)
+	arrived, release := out.holdNext()
+	before = out.arrivals.Load()
+	probe := make(chan outageAnswer, 1)
+	go func() { probe <- ask(t, e, 80) }()
+	<-arrived
+	var others sync.WaitGroup
+	for i := range 10 {
+		others.Go(func() {
+			if a := ask(t, e, 81+i); a.reason != restclient.ReasonCircuitOpen || a.calls != 0 {
+				t.Errorf("while the probe is on its way: %+v, want circuit_open at 0 calls", a)
+			}
+		})
+	}
+	others.Wait()
+	if n := out.arrivals.Load() - before; n != 1 {
+		t.Errorf("half-open: the upstream got %d calls, want the one probe", n)
+	}
+	close(release) // still down: the probe fails, the breaker opens again
+	if a := <-probe; a.code != "UPSTREAM_UNAVAILABLE" {
+		t.Errorf("the failed probe's request: %+v, want UPSTREAM_UNAVAILABLE", a)
+	}
+	if st := breaker.Status().State; st != restclient.BreakerOpen {
+		t.Errorf("after a failed probe the breaker is %s, want open", st)
+	}
+	if n := out.maxIn.Load(); n > workers {
+		t.Errorf("%d calls in flight at once while down, want at most %d", n, workers)
+	}
+
+	// The upstream is back: after the cooldown the next request probes,
+	// finds it, and the breaker closes; everything answers again.
+	out.down.Store(false)
+	clock.advance(cooldown)
+	for i := range 5 {
+		if a := ask(t, e, 91+i); a.code != "" || a.calls != 1 {
+			t.Errorf("with the upstream back: %+v, want an answer at 1 call", a)
+		}
+	}
+	if st := breaker.Status().State; st != restclient.BreakerClosed {
+		t.Errorf("with the upstream back the breaker is %s, want closed", st)
+	}
+	if !strings.Contains(rawMetrics(t, e), `suregql_upstream_circuit_state{state="closed"} 1`) {
+		t.Errorf("/metrics does not show the breaker closed")
+	}
+	logMu.Lock()
+	text := logs.String()
+	logMu.Unlock()
+	if n := strings.Count(text, "upstream circuit open"); n != 1 {
+		t.Errorf("%d lines say the circuit opened, want 1 per outage:\n%s", n, text)
+	}
+	if n := strings.Count(text, "upstream circuit closed"); n != 1 {
+		t.Errorf("%d lines say the circuit closed, want 1:\n%s", n, text)
+	}
+}
+
+// A key the upstream refuses (401), a missing record (404): answers,
+// not faults: however many, the breaker stays closed.
+func TestCircuitBreaker_ClientErrorsAreNoFault(t *testing.T) {
+	t.Parallel()
+	breaker := restclient.NewBreaker(restclient.BreakerOptions{Failures: 2})
+	e := newEnv(t, withConfig(func(c *facade.Config) { c.Breaker = breaker }))
+	for range 5 {
+		r := e.do("not-a-key", `{ categories(first: 1) { totalCount } }`, nil)
+		wantError(t, r, "UNAUTHENTICATED")
+		r = e.do(restclienttest.DemoKey, `{ node(id: "Q2F0ZWdvcnk6MDAwMDAwMDAtMDAwMC0wMDAwLTAwMDAtMDAwMDAwMDAwMDAw") { id } }`, nil)
+		if len(r.errs) > 0 && r.errs[0].Extensions["reason"] == restclient.ReasonCircuitOpen {
+			t.Fatalf("a 404 opened the breaker: %v", r.errs)
+		}
+	}
+	if st := breaker.Status().State; st != restclient.BreakerClosed {
+		t.Errorf("after 401s and 404s the breaker is %s, want closed", st)
+	}
+}
+
+// rawMetrics returns e's /metrics exposition.
+func rawMetrics(t *testing.T, e *env) string {
+	t.Helper()
+	_, raw := scrapeMetrics(t, e.server.URL+"/metrics")
+	return raw
+}
