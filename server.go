@@ -42,7 +42,8 @@ func main() {
 }
 
 // newLogger returns the server's logger: text or JSON lines on w, from
-// level up; lines logged with a request's context carry its id.
+// level up; lines logged with a request's context carry its id, and its
+// trace's and span's ids when it is traced.
 func newLogger(w io.Writer, format string, level slog.Level) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: level}
 	var h slog.Handler = slog.NewTextHandler(w, opts)
