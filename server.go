@@ -128,8 +128,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	log := newLogger(stdout, cfg.LogFormat, cfg.LogLevel)
 	log.Info("suregql starting", "version", version(), "gogc", setGCPercent(getenv))
 	// Traces only when OTEL_TRACES_EXPORTER names an exporter (package
-	// tracing); the spans not yet exported are flushed on the way out.
-	tp, stopTracing, err := tracing.Setup(ctx)
+	// tracing), their spans of service.version v, on standard error with
+	// the console exporter; the spans not yet exported are flushed on the
+	// way out.
+	tp, stopTracing, err := tracing.Setup(ctx, tracing.Options{Version: version()})
 	if err != nil {
 		return err
 	}
