@@ -374,9 +374,18 @@ func TestDockerfile(t *testing.T) {
 		"USER " + strconv.FormatInt(*sc.RunAsUser, 10) + ":" + strconv.FormatInt(*sc.RunAsGroup, 10),
 		"EXPOSE " + strconv.Itoa(port),
 		`ENTRYPOINT ["/suregql"]`,
+		"ARG VERSION=",
+		"ARG REVISION=",
 	} {
 		if !slices.Contains(strings.Split(string(df), "\n"), want) {
 			t.Errorf("the Dockerfile has no line %q", want)
+		}
+	}
+	// The build arguments stamp the variables -version prints
+	// (TestRun_StampedVersion; .ci/run builds the binary so and runs it).
+	for _, want := range []string{"-X main.version=${VERSION}", "-X main.revision=${REVISION}"} {
+		if !regexp.MustCompile(`(?m)go build .*-ldflags="[^"]*` + regexp.QuoteMeta(want)).Match(df) {
+			t.Errorf("the Dockerfile's go build does not stamp %s", want)
 		}
 	}
 }

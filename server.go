@@ -53,10 +53,42 @@ func newLogger(w io.Writer, format string, level slog.Level) *slog.Logger {
 	return slog.New(requestid.LogHandler(h))
 }
 
-// version returns the version of this build: the module's version when
-// built from a tagged module (go install …@v1.2.3), else the VCS revision
-// and time when Go stamped them, else "devel".
-func version() string { return versionOf(debug.ReadBuildInfo()) }
+// version and revision name the build when the build stamps them:
+//
+//	go build -ldflags "-X main.version=1.2.3 -X main.revision=0123abcd" .
+//
+// as the Dockerfile does from its VERSION and REVISION build arguments
+// (its build context has no .git, so Go stamps no VCS data there).
+var version, revision string
+
+// buildVersion returns the version of this build: the stamped version,
+// else the module's version when built from a tagged module (go install
+// …@v1.2.3), else the VCS revision and time when Go stamped them, else
+// "devel".
+func buildVersion() string {
+	if version != "" {
+		return version
+	}
+	return versionOf(debug.ReadBuildInfo())
+}
+
+// buildRevision returns the VCS revision of this build: the stamped one,
+// else Go's VCS stamp, else "".
+func buildRevision() string {
+	if revision != "" {
+		return revision
+	}
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	for _, s := range info.Settings {
+		if s.Key == "vcs.revision" {
+			return s.Value
+		}
+	}
+	return ""
+}
 
 func versionOf(info *debug.BuildInfo, ok bool) string {
 	if !ok {
@@ -121,17 +153,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return err
 	}
+	v := buildVersion()
 	if cfg.ShowVersion {
-		fmt.Fprintln(stdout, "suregql", version())
+		fmt.Fprintln(stdout, "suregql", v)
 		return nil
 	}
 	log := newLogger(stdout, cfg.LogFormat, cfg.LogLevel)
-	log.Info("suregql starting", "version", version(), "gogc", setGCPercent(getenv))
+	// The first line, before anything that may wait (the upstream, Redis).
+	log.Info("suregql starting", "version", v, "gogc", setGCPercent(getenv))
 	// Traces only when OTEL_TRACES_EXPORTER names an exporter (package
 	// tracing), their spans of service.version v, on standard error with
 	// the console exporter; the spans not yet exported are flushed on the
 	// way out.
-	tp, stopTracing, err := tracing.Setup(ctx, tracing.Options{Version: version()})
+	tp, stopTracing, err := tracing.Setup(ctx, tracing.Options{Version: v})
 	if err != nil {
 		return err
 	}
@@ -155,6 +189,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		defer func() { _ = shared.Close() }()
 	}
 	m := metrics.New()
+	m.SetBuildInfo(v, buildRevision())
 	errc := make(chan error, 2)
 	if cfg.MetricsAddr != "" {
 		metricsURL, stopMetrics, err := serveMetrics(ctx, cfg.MetricsAddr, m.Handler(), errc)
@@ -172,7 +207,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		DisablePlayground: cfg.DisablePlayground, DisableIntrospection: cfg.DisableIntrospection,
 		MaxDepth: cfg.MaxDepth, MaxResponseBytes: cfg.MaxResponseBytes, MaxBatch: cfg.MaxBatch,
 		Metrics: m, DisableMetricsEndpoint: cfg.MetricsAddr != "",
-		TracerProvider: tp, Redis: shared,
+		TracerProvider: tp, Redis: shared, Version: v,
 	}), cfg.OperationTimeout)
 	logEndpoints(log, cfg, up, "http://"+displayAddr(ln.Addr()))
 

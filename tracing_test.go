@@ -82,8 +82,8 @@ func TestRun_ConsoleTraces(t *testing.T) {
 		if traces[name] == "" || traces[name] != trace {
 			t.Errorf("span %q in trace %q, want one in the request's trace %q; stderr:\n%s", name, traces[name], trace, stderr.String())
 		}
-		if r := resources[name]; r["service.name"] != "suregql" || r["service.version"] != version() {
-			t.Errorf("span %q of resource %v, want service.name suregql, service.version %s", name, r, version())
+		if r := resources[name]; r["service.name"] != "suregql" || r["service.version"] != buildVersion() {
+			t.Errorf("span %q of resource %v, want service.name suregql, service.version %s", name, r, buildVersion())
 		}
 	}
 

@@ -134,6 +134,9 @@ type Config struct {
 	// still shared per process only (the Coalescer). nil keeps all of it in
 	// this process.
 	Redis *redisstate.Store
+	// Version is the build's version, which /readyz reports; empty leaves
+	// it out.
+	Version string
 }
 
 // Defaults of Config.

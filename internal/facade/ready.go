@@ -40,6 +40,8 @@ type readiness struct {
 	mode  string
 	log   *slog.Logger
 	redis *redisstate.Store // nil: no shared state
+	// version is the build's, reported as it is ("": left out).
+	version string
 
 	flight flight.Group[struct{}, upstreamState]
 	mu     sync.Mutex
@@ -53,7 +55,7 @@ type upstreamState struct {
 }
 
 func newReadiness(cfg Config, log *slog.Logger) *readiness {
-	r := &readiness{now: cfg.Now, mode: modeUpstream, log: log, redis: cfg.Redis}
+	r := &readiness{now: cfg.Now, mode: modeUpstream, log: log, redis: cfg.Redis, version: cfg.Version}
 	if r.now == nil {
 		r.now = time.Now
 	}
@@ -121,7 +123,8 @@ func (r *readiness) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		Upstream upstreamState      `json:"upstream"`
 		Mode     string             `json:"mode"`
 		Redis    *redisstate.Status `json:"redis,omitempty"`
-	}{Status: "ready", Upstream: s, Mode: r.mode}
+		Version  string             `json:"version,omitempty"`
+	}{Status: "ready", Upstream: s, Mode: r.mode, Version: r.version}
 	if r.redis != nil {
 		if !r.redis.Up() {
 			// Through the breaker: one ping once its cooldown ended, so
