@@ -342,7 +342,7 @@ func TestTracing_UpstreamSpansCarryNoIDs(t *testing.T) {
 // operation's duration: every JSON line logged for it carries the trace's
 // id (and a span's), and an OpenMetrics scrape shows the trace id as the
 // exemplar of the duration's bucket. A request without a traceparent
-// starts a trace of its own, which its lines carry too.
+// starts a trace of its own, which its lines and exemplar carry too.
 func TestTracing_LogsAndExemplarsCarryTheTrace(t *testing.T) {
 	t.Parallel()
 	logs := &syncBuffer{}
@@ -350,15 +350,18 @@ func TestTracing_LogsAndExemplarsCarryTheTrace(t *testing.T) {
 		c.Log = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 		c.Metrics = metrics.New()
 	}))
-	r := te.post(t, restclienttest.DemoKey, `{"query":"query Traced { categories(first: 1) { totalCount } }"}`,
-		map[string]string{"traceparent": callerTraceparent, "X-Request-Id": "traced-1"})
-	if r.status != http.StatusOK || r.body["errors"] != nil {
-		t.Fatalf("status %d, answer %s", r.status, r.raw)
-	}
-	r = te.post(t, restclienttest.DemoKey, `{"query":"query Untraced { categories(first: 1) { totalCount } }"}`,
-		map[string]string{"X-Request-Id": "untraced-1"})
-	if r.status != http.StatusOK || r.body["errors"] != nil {
-		t.Fatalf("status %d, answer %s", r.status, r.raw)
+	// A bucket keeps the exemplar of its latest observation: each
+	// request's is looked for in a scrape right after it.
+	var exemplars [2][]string
+	for i, headers := range []map[string]string{
+		{"traceparent": callerTraceparent, "X-Request-Id": "traced-1"},
+		{"X-Request-Id": "untraced-1"},
+	} {
+		r := te.post(t, restclienttest.DemoKey, `{"query":"query Q { categories(first: 1) { totalCount } }"}`, headers)
+		if r.status != http.StatusOK || r.body["errors"] != nil {
+			t.Fatalf("status %d, answer %s", r.status, r.raw)
+		}
+		exemplars[i] = durationExemplars(t, te.server.URL+"/metrics")
 	}
 
 	traceOf := map[string]string{} // request id → the trace its lines carry
@@ -384,8 +387,18 @@ func TestTracing_LogsAndExemplarsCarryTheTrace(t *testing.T) {
 	if u := traceOf["untraced-1"]; u == "" || u == callerTraceID {
 		t.Errorf("the untraced request's lines carry trace %q, want one of its own", u)
 	}
+	for i, id := range []string{callerTraceID, traceOf["untraced-1"]} {
+		if !slices.ContainsFunc(exemplars[i], func(l string) bool { return strings.Contains(l, `trace_id="`+id+`"`) }) {
+			t.Errorf("request %d: no exemplar of its trace %s in the operation duration's buckets: %q", i+1, id, exemplars[i])
+		}
+	}
+}
 
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, te.server.URL+"/metrics", nil)
+// durationExemplars scrapes url as OpenMetrics and returns the lines of
+// suregql_operation_duration_seconds's buckets that carry an exemplar.
+func durationExemplars(t *testing.T, url string) []string {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -405,9 +418,5 @@ func TestTracing_LogsAndExemplarsCarryTheTrace(t *testing.T) {
 			exemplars = append(exemplars, line)
 		}
 	}
-	for _, id := range []string{callerTraceID, traceOf["untraced-1"]} {
-		if !slices.ContainsFunc(exemplars, func(l string) bool { return strings.Contains(l, `trace_id="`+id+`"`) }) {
-			t.Errorf("no exemplar of trace %s in the operation duration's buckets: %q", id, exemplars)
-		}
-	}
+	return exemplars
 }
