@@ -277,7 +277,11 @@ func TestRun_StampedVersion(t *testing.T) {
 		t.Errorf("run -version printed %q, want \"suregql 1.2.3\"", got)
 	}
 	urls, log := startRun(t, []string{"-addr", "127.0.0.1:0"}, noEnv)
-	log.contains(t, "version=1.2.3")
+	// The first line, before the server waits on anything, names the
+	// version.
+	if first, _, _ := strings.Cut(log.String(), "\n"); !strings.Contains(first, `msg="suregql starting" version=1.2.3`) {
+		t.Errorf("the first log line is %q, want the start line with version=1.2.3", first)
+	}
 	base := strings.TrimSuffix(urls["graphql endpoint"], "/graphql")
 	if status, body := get(t, base+"/readyz"); status != http.StatusOK || !strings.Contains(body, `"version":"1.2.3"`) {
 		t.Errorf("/readyz: %d %s, want 200 with version 1.2.3", status, body)
