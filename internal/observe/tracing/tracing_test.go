@@ -34,7 +34,8 @@ func TestEnabled(t *testing.T) {
 
 // Off, Setup starts nothing and returns no provider; on, a provider that
 // shuts down. An exporter or a protocol this build does not have is an
-// error that says what it takes instead.
+// error that says what it takes instead. (.ci/run also runs this test
+// built with -tags otlpgrpc, where grpc makes a provider.)
 func TestSetup(t *testing.T) {
 	for _, tc := range []struct {
 		name, exporter, protocol string
@@ -45,7 +46,9 @@ func TestSetup(t *testing.T) {
 		{name: "none", exporter: "none"},
 		{name: "otlp", exporter: "otlp", wantProvider: true},
 		{name: "otlp over http/protobuf", exporter: "otlp", protocol: "http/protobuf", wantProvider: true},
-		{name: "otlp over grpc", exporter: "otlp", protocol: "grpc", wantErr: "OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf"},
+		// Built without -tags otlpgrpc, the error says how to get it.
+		{name: "otlp over grpc", exporter: "otlp", protocol: "grpc", wantProvider: grpcBuiltIn,
+			wantErr: map[bool]string{false: "build with `go build -tags otlpgrpc`"}[grpcBuiltIn]},
 		{name: "otlp over http/json", exporter: "otlp", protocol: "http/json", wantErr: "want http/protobuf"},
 		{name: "console", exporter: "console", wantProvider: true},
 		{name: "unknown", exporter: "carrier-pigeon", wantErr: "want otlp, console or none"},
