@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -83,13 +84,10 @@ type (
 		Containers []container `yaml:"containers"`
 	}
 	container struct {
-		Name  string `yaml:"name"`
-		Image string `yaml:"image"`
-		Ports []struct {
-			Name          string `yaml:"name"`
-			ContainerPort int    `yaml:"containerPort"`
-		} `yaml:"ports"`
-		Env []struct {
+		Name  string     `yaml:"name"`
+		Image string     `yaml:"image"`
+		Ports []portSpec `yaml:"ports"`
+		Env   []struct {
 			Name      string `yaml:"name"`
 			Value     string `yaml:"value"`
 			ValueFrom any    `yaml:"valueFrom"`
@@ -115,6 +113,10 @@ type (
 				Drop []string `yaml:"drop"`
 			} `yaml:"capabilities"`
 		} `yaml:"securityContext"`
+	}
+	portSpec struct {
+		Name          string `yaml:"name"`
+		ContainerPort int    `yaml:"containerPort"`
 	}
 	probe struct {
 		HTTPGet struct {
@@ -294,10 +296,69 @@ func TestDeploy_Deployment(t *testing.T) {
 		t.Errorf("securityContext: capabilities.drop = %v, want [ALL]", c.SecurityContext.Capabilities.Drop)
 	}
 
+}
+
+// /metrics is served on a port of its own (METRICS_ADDR), named
+// "metrics", which Prometheus's annotations name and the Service does not
+// publish: the operation names and traffic stay off the public port.
+func TestDeploy_MetricsOnTheirOwnPort(t *testing.T) {
+	m := readManifests(t)
+	d := m.deployment
+	c := d.Spec.Template.Spec.Containers[0]
+	metricsPort := namedPort(t, c, "metrics")
+	if metricsPort == containerPort(t, c) {
+		t.Fatalf("the metrics port is the main port %d", metricsPort)
+	}
+	var addr string
+	for _, e := range c.Env {
+		if e.Name == "METRICS_ADDR" {
+			addr = e.Value
+		}
+	}
+	cfg, err := config.Parse(nil, func(k string) string {
+		if k == "METRICS_ADDR" {
+			return addr
+		}
+		return ""
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, port, err := net.SplitHostPort(cfg.MetricsAddr); err != nil || port != strconv.Itoa(metricsPort) {
+		t.Errorf("METRICS_ADDR = %q, want the port named metrics (%d)", addr, metricsPort)
+	}
 	ann := d.Spec.Template.Metadata.Annotations
 	if ann["prometheus.io/scrape"] != "true" || ann["prometheus.io/path"] != "/metrics" ||
-		ann["prometheus.io/port"] != strconv.Itoa(port) {
-		t.Errorf("pod annotations %v: want prometheus.io/scrape \"true\", path /metrics, port %q", ann, strconv.Itoa(port))
+		ann["prometheus.io/port"] != strconv.Itoa(metricsPort) {
+		t.Errorf("pod annotations %v: want prometheus.io/scrape \"true\", path /metrics, port %q", ann, strconv.Itoa(metricsPort))
+	}
+	for _, p := range m.service.Spec.Ports {
+		if fmt.Sprint(p.TargetPort) == "metrics" || fmt.Sprint(p.TargetPort) == strconv.Itoa(metricsPort) {
+			t.Errorf("the Service publishes the metrics port: %+v", p)
+		}
+	}
+}
+
+// GOMEMLIMIT is about 90 % of the container's memory limit: the heap's
+// cap leaves room for what is not heap before the kernel kills the
+// container at the limit.
+func TestDeploy_GOMEMLIMIT(t *testing.T) {
+	c := readManifests(t).deployment.Spec.Template.Spec.Containers[0]
+	var limit string
+	for _, e := range c.Env {
+		if e.Name == "GOMEMLIMIT" {
+			limit = e.Value
+		}
+	}
+	m := regexp.MustCompile(`^([0-9]+)(B|KiB|MiB|GiB)$`).FindStringSubmatch(limit)
+	if m == nil {
+		t.Fatalf("GOMEMLIMIT = %q, want a value the Go runtime reads (e.g. 230MiB)", limit)
+	}
+	n, _ := strconv.ParseInt(m[1], 10, 64)
+	n <<= map[string]int{"B": 0, "KiB": 10, "MiB": 20, "GiB": 30}[m[2]]
+	memory := quantity(t, c.Resources.Limits["memory"]) / 1000 // bytes
+	if ratio := float64(n) / float64(memory); ratio < 0.85 || ratio > 0.95 {
+		t.Errorf("GOMEMLIMIT %s is %.0f %% of the memory limit %s, want about 90 %%", limit, 100*ratio, c.Resources.Limits["memory"])
 	}
 }
 
@@ -383,9 +444,18 @@ func TestDockerfile(t *testing.T) {
 		"USER " + strconv.FormatInt(*sc.RunAsUser, 10) + ":" + strconv.FormatInt(*sc.RunAsGroup, 10),
 		"EXPOSE " + strconv.Itoa(port),
 		`ENTRYPOINT ["/suregql"]`,
+		"ARG VERSION=",
+		"ARG REVISION=",
 	} {
 		if !slices.Contains(strings.Split(string(df), "\n"), want) {
 			t.Errorf("the Dockerfile has no line %q", want)
+		}
+	}
+	// The build arguments stamp the variables -version prints
+	// (TestRun_StampedVersion; .ci/run builds the binary so and runs it).
+	for _, want := range []string{"-X main.version=${VERSION}", "-X main.revision=${REVISION}"} {
+		if !regexp.MustCompile(`(?m)go build .*-ldflags="[^"]*` + regexp.QuoteMeta(want)).Match(df) {
+			t.Errorf("the Dockerfile's go build does not stamp %s", want)
 		}
 	}
 }
@@ -416,18 +486,32 @@ func TestDeploy_ProbePathsAnswer(t *testing.T) {
 	}
 }
 
+// containerPort returns the container's main port, named "http".
 func containerPort(t *testing.T, c container) int {
 	t.Helper()
-	if len(c.Ports) != 1 {
-		t.Fatalf("container %s has %d ports, want 1", c.Name, len(c.Ports))
+	return namedPort(t, c, "http")
+}
+
+// namedPort returns the container's port of that name.
+func namedPort(t *testing.T, c container, name string) int {
+	t.Helper()
+	for _, p := range c.Ports {
+		if p.Name == name {
+			return p.ContainerPort
+		}
 	}
-	return c.Ports[0].ContainerPort
+	t.Fatalf("container %s has no port named %s: %+v", c.Name, name, c.Ports)
+	return 0
 }
 
 // samePort reports whether a probe's or Service's port (a number or a port
-// name) is the container's port.
+// name) is the container's main port ("http").
 func samePort(p any, c container) bool {
-	want := c.Ports[0]
+	i := slices.IndexFunc(c.Ports, func(p portSpec) bool { return p.Name == "http" })
+	if i < 0 {
+		return false
+	}
+	want := c.Ports[i]
 	switch v := p.(type) {
 	case string:
 		return v == want.Name || v == strconv.Itoa(want.ContainerPort)

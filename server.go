@@ -43,7 +43,8 @@ func main() {
 }
 
 // newLogger returns the server's logger: text or JSON lines on w, from
-// level up; lines logged with a request's context carry its id.
+// level up; lines logged with a request's context carry its id, and its
+// trace's and span's ids when it is traced.
 func newLogger(w io.Writer, format string, level slog.Level) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: level}
 	var h slog.Handler = slog.NewTextHandler(w, opts)
@@ -53,10 +54,42 @@ func newLogger(w io.Writer, format string, level slog.Level) *slog.Logger {
 	return slog.New(requestid.LogHandler(h))
 }
 
-// version returns the version of this build: the module's version when
-// built from a tagged module (go install …@v1.2.3), else the VCS revision
-// and time when Go stamped them, else "devel".
-func version() string { return versionOf(debug.ReadBuildInfo()) }
+// version and revision name the build when the build stamps them:
+//
+//	go build -ldflags "-X main.version=1.2.3 -X main.revision=0123abcd" .
+//
+// as the Dockerfile does from its VERSION and REVISION build arguments
+// (its build context has no .git, so Go stamps no VCS data there).
+var version, revision string
+
+// buildVersion returns the version of this build: the stamped version,
+// else the module's version when built from a tagged module (go install
+// …@v1.2.3), else the VCS revision and time when Go stamped them, else
+// "devel".
+func buildVersion() string {
+	if version != "" {
+		return version
+	}
+	return versionOf(debug.ReadBuildInfo())
+}
+
+// buildRevision returns the VCS revision of this build: the stamped one,
+// else Go's VCS stamp, else "".
+func buildRevision() string {
+	if revision != "" {
+		return revision
+	}
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	for _, s := range info.Settings {
+		if s.Key == "vcs.revision" {
+			return s.Value
+		}
+	}
+	return ""
+}
 
 func versionOf(info *debug.BuildInfo, ok bool) string {
 	if !ok {
@@ -128,12 +161,14 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 	if err != nil {
 		return err
 	}
+	v := buildVersion()
 	if cfg.ShowVersion {
-		fmt.Fprintln(stdout, "suregql", version())
+		fmt.Fprintln(stdout, "suregql", v)
 		return nil
 	}
 	log := newLogger(stdout, cfg.LogFormat, cfg.LogLevel)
-	log.Info("suregql starting", "version", version(), "gogc", setGCPercent(getenv))
+	// The first line, before anything that may wait (the upstream, Redis).
+	log.Info("suregql starting", "version", v, "gogc", setGCPercent(getenv))
 	// SIGHUP, which process managers send to reload, is logged and
 	// ignored (serve logs it): the configuration is read once, at start (Go's default
 	// would end the process).
@@ -141,8 +176,10 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
 	// Traces only when OTEL_TRACES_EXPORTER names an exporter (package
-	// tracing); the spans not yet exported are flushed on the way out.
-	tp, stopTracing, err := tracing.Setup(ctx)
+	// tracing), their spans of service.version v, on standard error with
+	// the console exporter; the spans not yet exported are flushed on the
+	// way out.
+	tp, stopTracing, err := tracing.Setup(ctx, tracing.Options{Version: v})
 	if err != nil {
 		return err
 	}
@@ -175,6 +212,7 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 		defer func() { _ = shared.Close() }()
 	}
 	m := metrics.New()
+	m.SetBuildInfo(v, buildRevision())
 	errc := make(chan error, 2)
 	if cfg.MetricsAddr != "" {
 		metricsURL, stopMetrics, err := serveMetrics(ctx, cfg.MetricsAddr, m.Handler(), errc)
@@ -196,7 +234,7 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 		DisablePlayground: cfg.DisablePlayground, DisableIntrospection: cfg.DisableIntrospection,
 		MaxDepth: cfg.MaxDepth, MaxResponseBytes: cfg.MaxResponseBytes, MaxBatch: cfg.MaxBatch,
 		Metrics: m, DisableMetricsEndpoint: cfg.MetricsAddr != "",
-		TracerProvider: tp, Redis: shared, Documents: docs, Breaker: breaker, Draining: draining,
+		TracerProvider: tp, Redis: shared, Documents: docs, Breaker: breaker, Draining: draining, Version: v,
 	}), cfg.OperationTimeout)
 	logEndpoints(log, cfg, up, "http://"+displayAddr(ln.Addr()))
 

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -282,6 +283,36 @@ func TestRun_Version(t *testing.T) {
 	}
 	if got := out.String(); !strings.HasPrefix(got, "suregql ") || strings.Count(got, "\n") != 1 {
 		t.Errorf("run -version printed %q, want one line \"suregql <version>\"", got)
+	}
+}
+
+// A binary stamped with a version (the Dockerfile's
+// -ldflags "-X main.version=${VERSION} -X main.revision=${REVISION}";
+// .ci/run builds the image's binary so and runs its -version) says it:
+// -version, the start line, /readyz and suregql_build_info.
+func TestRun_StampedVersion(t *testing.T) {
+	defer func(v, r string) { version, revision = v, r }(version, revision)
+	version, revision = "1.2.3", "0123abcd"
+	var out strings.Builder
+	if err := run(t.Context(), []string{"-version"}, noEnv, &out); err != nil {
+		t.Fatalf("run -version: %v", err)
+	}
+	if got := out.String(); got != "suregql 1.2.3\n" {
+		t.Errorf("run -version printed %q, want \"suregql 1.2.3\"", got)
+	}
+	urls, log := startRun(t, []string{"-addr", "127.0.0.1:0"}, noEnv)
+	// The first line, before the server waits on anything, names the
+	// version.
+	if first, _, _ := strings.Cut(log.String(), "\n"); !strings.Contains(first, `msg="suregql starting" version=1.2.3`) {
+		t.Errorf("the first log line is %q, want the start line with version=1.2.3", first)
+	}
+	base := strings.TrimSuffix(urls["graphql endpoint"], "/graphql")
+	if status, body := get(t, base+"/readyz"); status != http.StatusOK || !strings.Contains(body, `"version":"1.2.3"`) {
+		t.Errorf("/readyz: %d %s, want 200 with version 1.2.3", status, body)
+	}
+	want := `suregql_build_info{goversion="` + runtime.Version() + `",revision="0123abcd",version="1.2.3"} 1`
+	if status, body := get(t, base+"/metrics"); status != http.StatusOK || !strings.Contains(body, want) {
+		t.Errorf("/metrics: %d, want the line %s in:\n%s", status, want, body)
 	}
 }
 

@@ -150,6 +150,9 @@ type Config struct {
 	// answers 503 from then on, while requests are still served. nil:
 	// never.
 	Draining <-chan struct{}
+	// Version is the build's version, which /readyz reports; empty leaves
+	// it out.
+	Version string
 }
 
 // Defaults of Config.

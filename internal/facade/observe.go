@@ -196,6 +196,20 @@ func readErrors(resp *graphql.Response) answerErrors {
 	return a
 }
 
+// sampledTraceID returns the trace of span (else of the span in ctx, the
+// request's) when it is sampled, else "": the exemplar of the operation's
+// duration, which leads to a trace only when it was recorded.
+func sampledTraceID(ctx context.Context, span trace.Span) string {
+	sc := trace.SpanContextFromContext(ctx)
+	if span != nil {
+		sc = span.SpanContext()
+	}
+	if !sc.IsSampled() {
+		return ""
+	}
+	return sc.TraceID().String()
+}
+
 // record counts one answered request, and ends its span (when not nil).
 func (o *observer) record(ctx context.Context, resp *graphql.Response, span trace.Span) {
 	name, opType, start := describe(ctx)
@@ -209,7 +223,7 @@ func (o *observer) record(ctx context.Context, resp *graphql.Response, span trac
 		// accepted, so that strangers cannot take the bounded set.
 		o.metrics.AdmitOperationName(name)
 	}
-	o.metrics.Operation(name, opType, a.outcome, d)
+	o.metrics.Operation(name, opType, a.outcome, d, sampledTraceID(ctx, span))
 	if a.budget {
 		o.metrics.BudgetRefused()
 	}

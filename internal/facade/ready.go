@@ -49,6 +49,8 @@ type readiness struct {
 	// draining is closed when the server starts shutting down: /readyz
 	// then answers 503. nil: never.
 	draining <-chan struct{}
+	// version is the build's, reported as it is ("": left out).
+	version string
 
 	flight flight.Group[struct{}, upstreamState]
 	mu     sync.Mutex
@@ -62,7 +64,7 @@ type upstreamState struct {
 }
 
 func newReadiness(cfg Config, log *slog.Logger) *readiness {
-	r := &readiness{now: cfg.Now, mode: modeUpstream, log: log, redis: cfg.Redis, breaker: cfg.Breaker, draining: cfg.Draining}
+	r := &readiness{now: cfg.Now, mode: modeUpstream, log: log, redis: cfg.Redis, breaker: cfg.Breaker, draining: cfg.Draining, version: cfg.Version}
 	if r.now == nil {
 		r.now = time.Now
 	}
@@ -129,10 +131,11 @@ func (r *readiness) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	answer := struct {
 		Status   string                    `json:"status"`
 		Mode     string                    `json:"mode"`
+		Version  string                    `json:"version,omitempty"`
 		Upstream *upstreamState            `json:"upstream,omitempty"`
 		Circuit  *restclient.BreakerStatus `json:"circuit,omitempty"`
 		Redis    *redisstate.Status        `json:"redis,omitempty"`
-	}{Status: "ready", Mode: r.mode}
+	}{Status: "ready", Mode: r.mode, Version: r.version}
 	status := http.StatusOK
 	if r.shuttingDown() {
 		answer.Status, status = "shutting_down", http.StatusServiceUnavailable

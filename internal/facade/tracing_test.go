@@ -2,6 +2,8 @@ package facade_test
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"net/http"
 	"regexp"
 	"slices"
@@ -18,6 +20,7 @@ import (
 
 	"github.com/suregql/suregql/internal/facade"
 	"github.com/suregql/suregql/internal/fake/restclienttest"
+	"github.com/suregql/suregql/internal/observe/metrics"
 )
 
 // tracedEnv is an env whose facade traces into an in-memory exporter, and
@@ -333,4 +336,87 @@ func TestTracing_UpstreamSpansCarryNoIDs(t *testing.T) {
 	if !slices.Equal(templates, want) {
 		t.Errorf("client spans %q, want %q", templates, want)
 	}
+}
+
+// A traced request leads to its trace from its log lines and from the
+// operation's duration: every JSON line logged for it carries the trace's
+// id (and a span's), and an OpenMetrics scrape shows the trace id as the
+// exemplar of the duration's bucket. A request without a traceparent
+// starts a trace of its own, which its lines and exemplar carry too.
+func TestTracing_LogsAndExemplarsCarryTheTrace(t *testing.T) {
+	t.Parallel()
+	logs := &syncBuffer{}
+	te := newTracedEnv(t, withConfig(func(c *facade.Config) {
+		c.Log = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		c.Metrics = metrics.New()
+	}))
+	// A bucket keeps the exemplar of its latest observation: each
+	// request's is looked for in a scrape right after it.
+	var exemplars [2][]string
+	for i, headers := range []map[string]string{
+		{"traceparent": callerTraceparent, "X-Request-Id": "traced-1"},
+		{"X-Request-Id": "untraced-1"},
+	} {
+		r := te.post(t, restclienttest.DemoKey, `{"query":"query Q { categories(first: 1) { totalCount } }"}`, headers)
+		if r.status != http.StatusOK || r.body["errors"] != nil {
+			t.Fatalf("status %d, answer %s", r.status, r.raw)
+		}
+		exemplars[i] = durationExemplars(t, te.server.URL+"/metrics")
+	}
+
+	traceOf := map[string]string{} // request id → the trace its lines carry
+	for _, line := range logLines(t, logs.String()) {
+		id, _ := line["requestId"].(string)
+		if id == "" {
+			continue
+		}
+		traceID, _ := line["trace_id"].(string)
+		spanID, _ := line["span_id"].(string)
+		if len(traceID) != 32 || len(spanID) != 16 {
+			t.Errorf("a line of request %s without its trace and span: %v", id, line)
+			continue
+		}
+		if prev, ok := traceOf[id]; ok && prev != traceID {
+			t.Errorf("request %s logged in traces %s and %s", id, prev, traceID)
+		}
+		traceOf[id] = traceID
+	}
+	if traceOf["traced-1"] != callerTraceID {
+		t.Errorf("the traced request's lines carry trace %q, want the caller's %s:\n%s", traceOf["traced-1"], callerTraceID, logs)
+	}
+	if u := traceOf["untraced-1"]; u == "" || u == callerTraceID {
+		t.Errorf("the untraced request's lines carry trace %q, want one of its own", u)
+	}
+	for i, id := range []string{callerTraceID, traceOf["untraced-1"]} {
+		if !slices.ContainsFunc(exemplars[i], func(l string) bool { return strings.Contains(l, `trace_id="`+id+`"`) }) {
+			t.Errorf("request %d: no exemplar of its trace %s in the operation duration's buckets: %q", i+1, id, exemplars[i])
+		}
+	}
+}
+
+// durationExemplars scrapes url as OpenMetrics and returns the lines of
+// suregql_operation_duration_seconds's buckets that carry an exemplar.
+func durationExemplars(t *testing.T, url string) []string {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "application/openmetrics-text")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var exemplars []string
+	for line := range strings.Lines(string(raw)) {
+		if strings.HasPrefix(line, "suregql_operation_duration_seconds_bucket") && strings.Contains(line, " # {") {
+			exemplars = append(exemplars, line)
+		}
+	}
+	return exemplars
 }

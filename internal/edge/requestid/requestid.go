@@ -7,6 +7,9 @@
 // is sane (1 to 128 characters of A–Z, a–z, 0–9 and ._:-), so that one id
 // follows a request across services; anything else is replaced by a new
 // random UUID, so that what lands in the logs is never arbitrary text.
+//
+// When the request is traced, its log lines also carry the trace's and
+// the span's ids (LogHandler), so that a line leads to its trace.
 package requestid
 
 import (
@@ -15,6 +18,7 @@ import (
 	"net/http"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Header is the request and response header that carries the id.
@@ -22,6 +26,14 @@ const Header = "X-Request-Id"
 
 // LogKey is the attribute under which log lines carry the id.
 const LogKey = "requestId"
+
+// Attributes under which log lines carry the trace and the span of their
+// context (32 and 16 hex digits), as OpenTelemetry's log data model names
+// them.
+const (
+	LogTraceID = "trace_id"
+	LogSpanID  = "span_id"
+)
 
 // MaxLen is the longest id kept from a request.
 const MaxLen = 128
@@ -72,9 +84,10 @@ func Middleware(next http.Handler) http.Handler {
 
 // LogHandler returns a handler that adds the request id of the record's
 // context (LogKey) to every record it passes on to h, so that whatever logs
-// with a request's context (InfoContext, WarnContext…) names the request.
-// Records logged without such a context pass unchanged. Wrapping a handler
-// twice adds the id once. (Under a group opened with WithGroup the id lands
+// with a request's context (InfoContext, WarnContext…) names the request;
+// and, when the context holds a span (the request is traced), the trace's
+// and the span's ids (LogTraceID, LogSpanID). Records logged without such
+// a context pass unchanged. Wrapping a handler twice adds the ids once. (Under a group opened with WithGroup the id lands
 // in that group; the facade opens none.)
 func LogHandler(h slog.Handler) slog.Handler {
 	if _, ok := h.(logHandler); ok {
@@ -90,9 +103,17 @@ func (h logHandler) Enabled(ctx context.Context, level slog.Level) bool {
 }
 
 func (h logHandler) Handle(ctx context.Context, r slog.Record) error {
-	if id := FromContext(ctx); id != "" {
-		r = r.Clone()
+	id := FromContext(ctx)
+	sc := trace.SpanContextFromContext(ctx)
+	if id == "" && !sc.IsValid() {
+		return h.next.Handle(ctx, r)
+	}
+	r = r.Clone()
+	if id != "" {
 		r.AddAttrs(slog.String(LogKey, id))
+	}
+	if sc.IsValid() {
+		r.AddAttrs(slog.String(LogTraceID, sc.TraceID().String()), slog.String(LogSpanID, sc.SpanID().String()))
 	}
 	return h.next.Handle(ctx, r)
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/suregql/suregql/internal/edge/requestid"
 )
@@ -101,5 +102,46 @@ func TestLogHandler(t *testing.T) {
 	}
 	if n := strings.Count(lines[0], requestid.LogKey); n != 1 {
 		t.Errorf("line %s names the id %d times, want once", lines[0], n)
+	}
+}
+
+// A line logged with the context of a traced request carries the trace's
+// and the span's ids, once however often the handler is wrapped; a line
+// without a span carries none.
+func TestLogHandler_TraceIDs(t *testing.T) {
+	var buf bytes.Buffer
+	log := slog.New(requestid.LogHandler(requestid.LogHandler(slog.NewJSONHandler(&buf, nil))))
+	sc := trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID:    trace.TraceID{0x4b, 0xf9, 0x2f, 0x35, 0x77, 0xb3, 0x4d, 0xa6, 0xa3, 0xce, 0x92, 0x9d, 0x0e, 0x0e, 0x47, 0x36},
+		SpanID:     trace.SpanID{0x00, 0xf0, 0x67, 0xaa, 0x0b, 0xa9, 0x02, 0xb7},
+		TraceFlags: trace.FlagsSampled,
+	})
+	traced := trace.ContextWithSpanContext(requestid.NewContext(t.Context(), "req-1"), sc)
+	log.InfoContext(traced, "traced")
+	log.InfoContext(trace.ContextWithSpanContext(t.Context(), sc), "traced, no request id")
+	log.InfoContext(requestid.NewContext(t.Context(), "req-2"), "not traced")
+
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("%d lines, want 3:\n%s", len(lines), buf.String())
+	}
+	for i, want := range []struct{ requestID, traceID, spanID string }{
+		{"req-1", "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"},
+		{"", "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"},
+		{"req-2", "", ""},
+	} {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(lines[i]), &rec); err != nil {
+			t.Fatalf("line %d %q: %v", i, lines[i], err)
+		}
+		id, _ := rec[requestid.LogKey].(string)
+		traceID, _ := rec[requestid.LogTraceID].(string)
+		spanID, _ := rec[requestid.LogSpanID].(string)
+		if id != want.requestID || traceID != want.traceID || spanID != want.spanID {
+			t.Errorf("line %d = %s, want requestId %q, trace_id %q, span_id %q", i, lines[i], want.requestID, want.traceID, want.spanID)
+		}
+		if n := strings.Count(lines[i], requestid.LogTraceID); traceID != "" && n != 1 {
+			t.Errorf("line %d %s names the trace %d times, want once", i, lines[i], n)
+		}
 	}
 }

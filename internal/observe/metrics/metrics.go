@@ -12,6 +12,7 @@ package metrics
 
 import (
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -40,6 +41,10 @@ const (
 	// a plausible GraphQL name of at most 64 characters.
 	OtherOperation = "other"
 )
+
+// ExemplarTraceID is the exemplar label of suregql_operation_duration_seconds
+// that names the operation's trace.
+const ExemplarTraceID = "trace_id"
 
 // Values of the type label.
 const (
@@ -84,6 +89,7 @@ type Metrics struct {
 	budgetRefusals     prometheus.Counter
 	rateLimitRefusals  prometheus.Counter
 	queryLimitRefusals *prometheus.CounterVec
+	buildInfo          *prometheus.GaugeVec
 
 	names operationNames
 
@@ -151,11 +157,15 @@ func New() *Metrics {
 			Name: "suregql_query_limit_refusals_total",
 			Help: "Requests refused with QUERY_LIMIT_EXCEEDED before validation, by the limit passed (extensions.limit).",
 		}, []string{"limit"}),
+		buildInfo: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "suregql_build_info",
+			Help: "Always 1: the build that serves, by version (as -version prints it), VCS revision (empty when unknown) and Go version.",
+		}, []string{"version", "revision", "goversion"}),
 	}
 	m.names.seen = map[string]string{}
 	m.reg.MustRegister(
 		m.operations, m.operationDuration, m.upstreamCalls, m.upstreamDuration,
-		m.budgetRefusals, m.rateLimitRefusals, m.queryLimitRefusals,
+		m.budgetRefusals, m.rateLimitRefusals, m.queryLimitRefusals, m.buildInfo,
 		savings{m},
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
@@ -168,9 +178,21 @@ func New() *Metrics {
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
 // Handler returns the handler of GET /metrics: the registry in the
-// Prometheus text format.
+// Prometheus text format, or in OpenMetrics's when the scraper asks for it
+// (Accept: application/openmetrics-text), which alone carries exemplars:
+// the trace of an operation in its duration's bucket (Operation).
 func (m *Metrics) Handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg, EnableOpenMetrics: true})
+}
+
+// SetBuildInfo sets suregql_build_info's one series: version, revision
+// and the Go version of this binary.
+func (m *Metrics) SetBuildInfo(version, revision string) {
+	if m == nil {
+		return
+	}
+	m.buildInfo.Reset()
+	m.buildInfo.WithLabelValues(version, revision, runtime.Version()).Set(1)
 }
 
 // Watch makes suregql_upstream_shared_total and
@@ -229,8 +251,11 @@ func (m *Metrics) AdmitOperationName(name string) {
 // operation; a name not admitted by AdmitOperationName counts as
 // OtherOperation), its type (one of the Type* values), its outcome
 // (OutcomeOK, OutcomeError or an error code of the closed set the caller
-// keeps) and how long it took (not observed when 0 or less).
-func (m *Metrics) Operation(name, opType, outcome string, d time.Duration) {
+// keeps) and how long it took (not observed when 0 or less). traceID, the
+// operation's sampled trace (32 hex digits, "" for none), is the
+// duration's exemplar: OpenMetrics scrapes show it as trace_id in the
+// observation's bucket.
+func (m *Metrics) Operation(name, opType, outcome string, d time.Duration, traceID string) {
 	if m == nil {
 		return
 	}
@@ -240,9 +265,15 @@ func (m *Metrics) Operation(name, opType, outcome string, d time.Duration) {
 		opType = TypeUnknown
 	}
 	m.operations.WithLabelValues(m.names.label(name), opType, outcome).Inc()
-	if d > 0 {
-		m.operationDuration.WithLabelValues(opType).Observe(d.Seconds())
+	if d <= 0 {
+		return
 	}
+	h := m.operationDuration.WithLabelValues(opType)
+	if e, ok := h.(prometheus.ExemplarObserver); ok && traceID != "" {
+		e.ObserveWithExemplar(d.Seconds(), prometheus.Labels{ExemplarTraceID: traceID})
+		return
+	}
+	h.Observe(d.Seconds())
 }
 
 // UpstreamCall counts one request sent upstream (retries are calls too).

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -38,9 +39,9 @@ func TestOperation_NamesAreBounded(t *testing.T) {
 	for i := range metrics.MaxOperationNames + 20 {
 		name := fmt.Sprintf("Op%d", i)
 		m.AdmitOperationName(name)
-		m.Operation(name, metrics.TypeQuery, metrics.OutcomeOK, time.Millisecond)
+		m.Operation(name, metrics.TypeQuery, metrics.OutcomeOK, time.Millisecond, "")
 	}
-	m.Operation("Op0", metrics.TypeQuery, metrics.OutcomeOK, time.Millisecond) // seen first: its own series
+	m.Operation("Op0", metrics.TypeQuery, metrics.OutcomeOK, time.Millisecond, "") // seen first: its own series
 	for _, name := range []string{
 		"",    // anonymous
 		"1st", // not a GraphQL name
@@ -49,7 +50,7 @@ func TestOperation_NamesAreBounded(t *testing.T) {
 		strings.Repeat("n", 65), // too long
 	} {
 		m.AdmitOperationName(name) // not admitted all the same
-		m.Operation(name, "bogus", "QUERY_LIMIT_EXCEEDED", 0)
+		m.Operation(name, "bogus", "QUERY_LIMIT_EXCEEDED", 0, "")
 	}
 	got := count(t, m, "suregql_operations_total")
 	// The first names, then other (ok), anonymous and other (refused).
@@ -78,13 +79,13 @@ func TestOperation_NamesAreBounded(t *testing.T) {
 func TestOperation_OnlyAdmittedNamesAreLabelled(t *testing.T) {
 	m := metrics.New()
 	for i := range 2 * metrics.MaxOperationNames {
-		m.Operation(fmt.Sprintf("Junk%d", i), metrics.TypeQuery, metrics.OutcomeOK, 0)
+		m.Operation(fmt.Sprintf("Junk%d", i), metrics.TypeQuery, metrics.OutcomeOK, 0, "")
 	}
 	m.AdmitOperationName("Real")
-	m.Operation("Real", metrics.TypeQuery, metrics.OutcomeOK, 0)
-	m.Operation("", metrics.TypeQuery, metrics.OutcomeOK, 0)
+	m.Operation("Real", metrics.TypeQuery, metrics.OutcomeOK, 0, "")
+	m.Operation("", metrics.TypeQuery, metrics.OutcomeOK, 0, "")
 	m.AdmitOperationName("Junk0") // once vouched for, a name seen before has its own series
-	m.Operation("Junk0", metrics.TypeQuery, "NOT_FOUND", 0)
+	m.Operation("Junk0", metrics.TypeQuery, "NOT_FOUND", 0, "")
 	got := count(t, m, "suregql_operations_total")
 	want := map[string]float64{
 		`operation="other",outcome="ok",type="query"`:        2 * metrics.MaxOperationNames,
@@ -171,7 +172,7 @@ func TestRefusals(t *testing.T) {
 func TestNil(t *testing.T) {
 	var m *metrics.Metrics
 	m.AdmitOperationName("A")
-	m.Operation("A", metrics.TypeQuery, metrics.OutcomeOK, time.Second)
+	m.Operation("A", metrics.TypeQuery, metrics.OutcomeOK, time.Second, "")
 	m.UpstreamCall(restclient.Call{})
 	m.BudgetRefused()
 	m.RateLimitRefused()
@@ -183,7 +184,7 @@ func TestNil(t *testing.T) {
 // names pass promlint.
 func TestRegistry(t *testing.T) {
 	m := metrics.New()
-	m.Operation("A", metrics.TypeQuery, metrics.OutcomeOK, time.Second)
+	m.Operation("A", metrics.TypeQuery, metrics.OutcomeOK, time.Second, "")
 	m.UpstreamCall(restclient.Call{Method: "GET", Endpoint: "GET /api/v1/chats", Status: 200})
 	m.QueryLimitRefused("depth")
 	problems, err := testutil.GatherAndLint(m.Registry())
@@ -246,4 +247,62 @@ func count(t *testing.T, m *metrics.Metrics, name string) map[string]float64 {
 		out[strings.Join(labels, ",")] = v
 	}
 	return out
+}
+
+// suregql_build_info has one series, of value 1, naming the build and the
+// Go that compiled it.
+func TestBuildInfo(t *testing.T) {
+	m := metrics.New()
+	m.SetBuildInfo("0.9.0", "earlier")
+	m.SetBuildInfo("1.2.3", "0123abcd")
+	fam := scrape(t, m)["suregql_build_info"]
+	if fam == nil || len(fam.GetMetric()) != 1 {
+		t.Fatalf("suregql_build_info = %v, want one series", fam)
+	}
+	s := fam.GetMetric()[0]
+	labels := map[string]string{}
+	for _, l := range s.GetLabel() {
+		labels[l.GetName()] = l.GetValue()
+	}
+	if s.GetGauge().GetValue() != 1 || labels["version"] != "1.2.3" || labels["revision"] != "0123abcd" ||
+		labels["goversion"] != runtime.Version() {
+		t.Errorf("suregql_build_info = %v %v, want 1 {version 1.2.3, revision 0123abcd, goversion %s}", labels, s.GetGauge().GetValue(), runtime.Version())
+	}
+}
+
+// Scraped as OpenMetrics, the operation's duration carries the trace id
+// of a traced operation as its bucket's exemplar; the Prometheus text
+// format (no exemplars) stays what it was.
+func TestOperationExemplar(t *testing.T) {
+	m := metrics.New()
+	const traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
+	m.Operation("A", metrics.TypeQuery, metrics.OutcomeOK, 30*time.Millisecond, traceID)
+	m.Operation("B", metrics.TypeQuery, metrics.OutcomeOK, 3*time.Second, "")
+
+	get := func(accept string) *httptest.ResponseRecorder {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequestWithContext(t.Context(), http.MethodGet, "/metrics", nil)
+		if accept != "" {
+			req.Header.Set("Accept", accept)
+		}
+		m.Handler().ServeHTTP(rec, req)
+		return rec
+	}
+	om := get("application/openmetrics-text; version=1.0.0")
+	if ct := om.Header().Get("Content-Type"); !strings.HasPrefix(ct, "application/openmetrics-text") {
+		t.Fatalf("Content-Type %q, want application/openmetrics-text", ct)
+	}
+	var exemplars []string
+	for line := range strings.Lines(om.Body.String()) {
+		if strings.HasPrefix(line, "suregql_operation_duration_seconds_bucket") && strings.Contains(line, " # ") {
+			exemplars = append(exemplars, line)
+		}
+	}
+	if len(exemplars) != 1 || !strings.Contains(exemplars[0], `le="0.05"`) ||
+		!strings.Contains(exemplars[0], `# {trace_id="`+traceID+`"} 0.03`) {
+		t.Errorf("exemplars = %q, want one: trace_id %s in the bucket le=\"0.05\"", exemplars, traceID)
+	}
+	if text := get("").Body.String(); strings.Contains(text, traceID) {
+		t.Error("the Prometheus text format carries the exemplar")
+	}
 }

@@ -1,25 +1,33 @@
 // Package tracing sets up OpenTelemetry tracing from the standard OTEL_*
-// environment variables, through the contrib autoexport package.
+// environment variables, and ties the logs to the traces (LogHandler).
 //
 // Tracing is off unless OTEL_TRACES_EXPORTER names an exporter: "otlp"
-// (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_PROTOCOL and the other
-// OTEL_EXPORTER_OTLP_* variables configure it) or "console" (spans as JSON
-// lines on standard output). Unset, "none", or OTEL_SDK_DISABLED=true
-// leave it off: no exporter starts and the facade adds no span work.
-// (autoexport alone would read an unset OTEL_TRACES_EXPORTER as "otlp".)
-// OTEL_SERVICE_NAME (default "suregql"), OTEL_RESOURCE_ATTRIBUTES,
-// OTEL_TRACES_SAMPLER(_ARG) and OTEL_BSP_* apply as the SDK reads them.
+// (OTLP over HTTP with protobuf, to OTEL_EXPORTER_OTLP_ENDPOINT,
+// http://localhost:4318 by default; the exporter reads the other
+// OTEL_EXPORTER_OTLP_* variables itself) or "console" (spans as JSON lines
+// on standard error, never mixed with the logs on standard output). Unset,
+// "none", or OTEL_SDK_DISABLED=true leave it off: no exporter starts and
+// the facade adds no span work. OTEL_SERVICE_NAME (default "suregql"),
+// OTEL_RESOURCE_ATTRIBUTES, OTEL_TRACES_SAMPLER(_ARG) and OTEL_BSP_* apply
+// as the SDK reads them.
+//
+// OTLP over gRPC is not built in: its exporter compiles gRPC's client and
+// would double the first build of every checkout. A collector's OTLP/HTTP
+// receiver (port 4318) takes the same spans; a binary built with
+// "-tags otlpgrpc" also takes OTEL_EXPORTER_OTLP_PROTOCOL=grpc.
 package tracing
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
-	"go.opentelemetry.io/contrib/exporters/autoexport"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -30,27 +38,49 @@ import (
 // service.name in OTEL_RESOURCE_ATTRIBUTES) says otherwise.
 const ServiceName = "suregql"
 
+// Options are what Setup takes besides the environment.
+type Options struct {
+	// Version is the resource's service.version (unless
+	// OTEL_RESOURCE_ATTRIBUTES says otherwise); empty leaves it out.
+	Version string
+	// Console receives the spans of OTEL_TRACES_EXPORTER=console; nil
+	// means standard error.
+	Console io.Writer
+}
+
+// Protocols of OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL.
+const (
+	protocolHTTPProtobuf = "http/protobuf"
+	protocolGRPC         = "grpc"
+)
+
+// grpcExporter makes the OTLP exporter over gRPC; nil unless the binary is
+// built with -tags otlpgrpc (grpc.go).
+var grpcExporter func(context.Context) (sdktrace.SpanExporter, error)
+
 // Setup returns the tracer provider the environment asks for, and a
 // function that flushes the spans not yet exported and stops it (call it
 // on exit). When tracing is off (see the package comment) the provider is
-// nil and shutdown does nothing. It fails when a variable names an
-// exporter or protocol autoexport does not know.
-func Setup(ctx context.Context) (tp trace.TracerProvider, shutdown func(context.Context) error, err error) {
+// nil and shutdown does nothing. It fails, saying what it takes instead,
+// when a variable names an exporter or a protocol this build does not
+// have.
+func Setup(ctx context.Context, opts Options) (tp trace.TracerProvider, shutdown func(context.Context) error, err error) {
 	off := func(context.Context) error { return nil }
 	if !Enabled() {
 		return nil, off, nil
 	}
-	exp, err := autoexport.NewSpanExporter(ctx)
+	exp, err := newExporter(ctx, opts)
 	if err != nil {
-		return nil, off, fmt.Errorf("tracing: OTEL_TRACES_EXPORTER=%s: %w", os.Getenv("OTEL_TRACES_EXPORTER"), err)
+		return nil, off, fmt.Errorf("tracing: %w", err)
 	}
-	if autoexport.IsNoneSpanExporter(exp) {
-		return nil, off, nil
-	}
-	// Later sources win: the default name, then the SDK's own attributes,
+	// Later sources win: the defaults, then the SDK's own attributes,
 	// then OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME.
+	attrs := []attribute.KeyValue{attribute.String("service.name", ServiceName)}
+	if opts.Version != "" {
+		attrs = append(attrs, attribute.String("service.version", opts.Version))
+	}
 	res, err := resource.New(ctx,
-		resource.WithAttributes(attribute.String("service.name", ServiceName)),
+		resource.WithAttributes(attrs...),
 		resource.WithTelemetrySDK(),
 		resource.WithFromEnv(),
 	)
@@ -60,6 +90,46 @@ func Setup(ctx context.Context) (tp trace.TracerProvider, shutdown func(context.
 	}
 	provider := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
 	return provider, provider.Shutdown, nil
+}
+
+// newExporter returns the exporter OTEL_TRACES_EXPORTER names.
+func newExporter(ctx context.Context, opts Options) (sdktrace.SpanExporter, error) {
+	switch name := strings.TrimSpace(os.Getenv("OTEL_TRACES_EXPORTER")); name {
+	case "console":
+		w := opts.Console
+		if w == nil {
+			w = os.Stderr
+		}
+		return stdouttrace.New(stdouttrace.WithWriter(w))
+	case "otlp":
+		return newOTLPExporter(ctx)
+	default:
+		return nil, fmt.Errorf("OTEL_TRACES_EXPORTER=%q: want otlp, console or none", name)
+	}
+}
+
+// newOTLPExporter returns the OTLP exporter of the protocol the
+// environment names: http/protobuf unless it says otherwise.
+func newOTLPExporter(ctx context.Context) (sdktrace.SpanExporter, error) {
+	variable := "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"
+	protocol := strings.TrimSpace(os.Getenv(variable))
+	if protocol == "" {
+		variable = "OTEL_EXPORTER_OTLP_PROTOCOL"
+		protocol = strings.TrimSpace(os.Getenv(variable))
+	}
+	switch protocol {
+	case "", protocolHTTPProtobuf:
+		return otlptracehttp.New(ctx)
+	case protocolGRPC:
+		if grpcExporter == nil {
+			return nil, fmt.Errorf("%s=grpc: this binary exports OTLP over HTTP only; "+
+				"set %s=http/protobuf and send to the collector's OTLP/HTTP port (4318), "+
+				"or build with `go build -tags otlpgrpc`", variable, variable)
+		}
+		return grpcExporter(ctx)
+	default:
+		return nil, fmt.Errorf("%s=%q: want http/protobuf (or grpc, built with -tags otlpgrpc)", variable, protocol)
+	}
 }
 
 // Enabled reports whether the environment turns tracing on: it names a
