@@ -1,0 +1,541 @@
+package facade_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/suregql/suregql/internal/facade"
+	"github.com/suregql/suregql/internal/fake/restclienttest"
+	"github.com/suregql/suregql/restclient"
+)
+
+// The frontend hour: one hour of a busy user of a chat and budgeting app,
+// replayed in a synctest bubble (fake time) against the fake Sure on a
+// cloud key of 100 requests an hour. Ten visits, six minutes apart, of
+// twenty page views each (the category tree, the chats list, a chat, an
+// import screen), ten writes, five messages whose replies a chat screen
+// waits for, and two changes made by another client of the same family at
+// known minutes. What a user would notice is checked as it happens: no
+// RATE_LIMITED, every own write shown by the next view, every out-of-band
+// change shown once its resource's freshness has passed, every reply
+// delivered.
+//
+// Three ways of running it: the facade's defaults with a client that
+// subscribes (chatMessageAdded, importUpdated); the same client with the
+// answer cache off (-cache-ttl 0); and a client that polls the facade
+// every 2 s instead of subscribing.
+
+const (
+	hourVisits        = 10
+	hourViewsPerVisit = 20
+	hourVisitEvery    = 6 * time.Minute
+	hourViewEvery     = 3 * time.Second
+	hourReplyDelay    = 8 * time.Second
+	hourPollEvery     = 2 * time.Second
+	hourKeyPerHour    = 100
+	hourOtherClient   = "other-client-key"
+)
+
+type hourMode struct {
+	name     string
+	cacheOff bool
+	polls    bool // the client polls the facade instead of subscribing
+}
+
+// hourFigures is what one run of the hour cost and showed.
+type hourFigures struct {
+	calls, rateLimited, views, writes, replies int
+	stale                                      int
+	callsByPath                                map[string]int
+}
+
+// hourRun drives one replay.
+type hourRun struct {
+	t    *testing.T
+	mode hourMode
+	up   *restclienttest.Server
+	h    http.Handler
+	fig  hourFigures
+
+	start time.Time
+	// chats the user knows, by id, with the title it last set or saw set.
+	chatTitles map[string]string
+	chatOrder  []string
+	// own writes a view must show: the next view of the resource checks
+	// them.
+	mustShowChat     map[string]string // chat id -> title
+	mustNotShowChat  map[string]bool
+	mustShowCategory map[string]bool // category name
+	// out-of-band changes: what must be shown from when on.
+	outOfBand []outOfBandChange
+}
+
+type outOfBandChange struct {
+	what      string
+	visibleBy time.Time
+	shownBy   func(view string, body []byte) bool // view: "chats" or "tree"
+	view      string
+}
+
+func TestFrontendHour(t *testing.T) {
+	modes := []hourMode{{name: "defaults, subscribing"}, {name: "cache off", cacheOff: true}, {name: "polling client", polls: true}}
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				fig := runHour(t, m)
+				t.Logf("%s: %d upstream calls (%v), %d RATE_LIMITED, %d stale answers; %d views, %d writes, %d replies delivered",
+					m.name, fig.calls, fig.callsByPath, fig.rateLimited, fig.stale, fig.views, fig.writes, fig.replies)
+				if m.name != modes[0].name {
+					return // figures for the note
+				}
+				if fig.rateLimited != 0 {
+					t.Errorf("with the defaults %d fields were refused RATE_LIMITED, want 0", fig.rateLimited)
+				}
+				if fig.calls > hourKeyPerHour {
+					t.Errorf("with the defaults the hour cost %d upstream calls, want at most %d", fig.calls, hourKeyPerHour)
+				}
+			})
+		})
+	}
+}
+
+func runHour(t *testing.T, m hourMode) hourFigures {
+	up := restclienttest.New()
+	up.SetClock(time.Now) // the bubble's clock
+	up.SetAssistant(hourReplyDelay)
+	up.SetRateLimit(restclienttest.DemoKey, hourKeyPerHour)
+	up.AddKey(hourOtherClient, restclienttest.DemoKey)
+	client, err := restclient.New("http://sure.test", restclient.WithHTTPClient(&http.Client{
+		Transport: facade.HandlerTransport{Handler: up},
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := facade.Config{Upstream: client, DisablePlayground: true, Log: slog.New(slog.DiscardHandler)}
+	if m.cacheOff {
+		cfg.CacheTTL = -1 // TODO(merge): the freshness switch's "off"
+	}
+	r := &hourRun{
+		t: t, mode: m, up: up, h: facade.New(cfg), start: time.Now(),
+		chatTitles: map[string]string{}, mustShowChat: map[string]string{},
+		mustNotShowChat: map[string]bool{}, mustShowCategory: map[string]bool{},
+		fig: hourFigures{callsByPath: map[string]int{}},
+	}
+	r.replay()
+	for _, req := range up.Requests() {
+		if req.APIKey == restclienttest.DemoKey {
+			r.fig.calls++
+			r.fig.callsByPath[restclient.Endpoint(req.Method, strings.TrimPrefix(req.Path, "/api/v1"))]++
+		}
+	}
+	return r.fig
+}
+
+// replay runs the hour's visits, writes and out-of-band changes in order
+// of their time.
+func (r *hourRun) replay() {
+	for v := range hourVisits {
+		r.waitUntil(r.start.Add(time.Duration(v) * hourVisitEvery))
+		r.visit(v)
+		if v == 3 {
+			r.waitUntil(r.start.Add(20 * time.Minute))
+			r.renameByOtherClient()
+		}
+		if v == 6 {
+			r.waitUntil(r.start.Add(40 * time.Minute))
+			r.createCategoryByOtherClient()
+		}
+	}
+}
+
+func (r *hourRun) waitUntil(at time.Time) {
+	if d := time.Until(at); d > 0 {
+		time.Sleep(d) // fake time: the bubble's clock jumps
+	}
+}
+
+// visit is one visit of twenty views, with its writes and message.
+func (r *hourRun) visit(v int) {
+	base := time.Now()
+	var reply *pendingReply
+	for i := range hourViewsPerVisit {
+		r.waitUntil(base.Add(time.Duration(i) * hourViewEvery))
+		if i == 6 {
+			r.write(v) // then back to the chats list, this view
+		}
+		switch i % 5 {
+		case 0:
+			r.viewTree()
+		case 1, 3:
+			r.viewChats()
+		case 2:
+			// The visit's conversation. A subscribing client shows a chat
+			// it awaits a reply in from its own cache and the pushes.
+			if reply == nil || r.mode.polls || reply.done {
+				r.viewChat(r.someChat(v))
+			}
+		case 4:
+			r.viewImport()
+		}
+		if i == 10 && v%2 == 1 && reply == nil {
+			reply = r.sendMessage(r.someChat(v))
+		}
+		if reply != nil && r.mode.polls && !reply.done {
+			r.pollForReply(reply, base.Add(time.Duration(i+1)*hourViewEvery))
+		}
+	}
+	if reply != nil {
+		r.finishReply(reply)
+	}
+}
+
+func (r *hourRun) someChat(n int) string {
+	if len(r.chatOrder) == 0 {
+		r.viewChats()
+	}
+	return r.chatOrder[n%len(r.chatOrder)]
+}
+
+// post runs one operation as the user and returns its data, counting the
+// fields refused RATE_LIMITED and the answers served stale. A refused
+// view shows nothing: the checks of what it shows skip it (the refusal
+// is counted).
+func (r *hourRun) post(query string, vars map[string]any) json.RawMessage {
+	data, _ := r.try(query, vars)
+	return data
+}
+
+func (r *hourRun) try(query string, vars map[string]any) (data json.RawMessage, refused bool) {
+	r.t.Helper()
+	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
+	rec := postIn(r.h, string(body))
+	var resp struct {
+		Data   json.RawMessage `json:"data"`
+		Errors []struct {
+			Message    string         `json:"message"`
+			Extensions map[string]any `json:"extensions"`
+		} `json:"errors"`
+		Extensions struct {
+			Upstream struct {
+				Stale json.RawMessage `json:"stale"`
+			} `json:"upstream"`
+		} `json:"extensions"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &resp); err != nil {
+		r.t.Fatalf("%s: %v: %s", query, err, rec.Body)
+	}
+	for _, e := range resp.Errors {
+		if e.Extensions["code"] == "RATE_LIMITED" {
+			r.fig.rateLimited++
+			refused = true
+			continue
+		}
+		r.t.Errorf("at minute %.1f, %s: unexpected error %s %v", r.minute(), firstLine(query), e.Message, e.Extensions)
+	}
+	if len(resp.Extensions.Upstream.Stale) > 0 && string(resp.Extensions.Upstream.Stale) != "null" {
+		r.fig.stale++
+	}
+	return resp.Data, refused || len(resp.Errors) > 0
+}
+
+func (r *hourRun) minute() float64 { return time.Since(r.start).Minutes() }
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+const hourTreeQuery = `{ categories(rootsOnly: true, first: 50) { edges { node { id name subcategories(first: 50) { edges { node { id name } } } } } } }`
+
+func (r *hourRun) viewTree() {
+	r.fig.views++
+	data, refused := r.try(hourTreeQuery, nil)
+	if refused {
+		return
+	}
+	for name := range r.mustShowCategory {
+		if !strings.Contains(string(data), `"name":"`+name+`"`) {
+			r.t.Errorf("at minute %.1f the tree does not show the category %q the user created", r.minute(), name)
+		}
+	}
+	r.checkOutOfBand("tree", data)
+}
+
+const hourChatsQuery = `{ chats(first: 20) { edges { node { id title messageCount } } } }`
+
+func (r *hourRun) viewChats() {
+	r.fig.views++
+	data, refused := r.try(hourChatsQuery, nil)
+	if refused {
+		return
+	}
+	var got struct {
+		Chats struct {
+			Edges []struct {
+				Node struct{ ID, Title string }
+			}
+		}
+	}
+	if err := json.Unmarshal(data, &got); err != nil {
+		r.t.Fatalf("chats: %v", err)
+	}
+	if got.Chats.Edges == nil {
+		return // refused: nothing shown, nothing learnt
+	}
+	shown := map[string]string{}
+	r.chatOrder = r.chatOrder[:0]
+	for _, e := range got.Chats.Edges {
+		shown[e.Node.ID] = e.Node.Title
+		r.chatOrder = append(r.chatOrder, e.Node.ID)
+	}
+	for id, title := range r.mustShowChat {
+		if shown[id] != title {
+			r.t.Errorf("at minute %.1f the chats list shows chat %s as %q, want the user's own %q", r.minute(), id, shown[id], title)
+		}
+	}
+	for id := range r.mustNotShowChat {
+		if _, ok := shown[id]; ok {
+			r.t.Errorf("at minute %.1f the chats list still shows chat %s the user deleted", r.minute(), id)
+		}
+	}
+	r.checkOutOfBand("chats", data)
+}
+
+const hourChatQuery = `query($id: ID!) { chat(id: $id) { id title messages(last: 10) { edges { node { id role content model } } } } }`
+
+func (r *hourRun) viewChat(id string) {
+	r.fig.views++
+	data, refused := r.try(hourChatQuery, map[string]any{"id": id})
+	if refused {
+		return
+	}
+	if title, ok := r.mustShowChat[id]; ok && !strings.Contains(string(data), `"title":`+jsonString(title)) {
+		r.t.Errorf("at minute %.1f chat %s does not show the user's own title %q: %s", r.minute(), id, title, data)
+	}
+}
+
+func (r *hourRun) viewImport() {
+	r.fig.views++
+	// TODO(merge): the import screen, with importUpdated.
+	r.post(`{ imports(first: 10) { edges { node { id status } } } }`, nil)
+}
+
+// write is the visit's write: ten in the hour, of every kind.
+func (r *hourRun) write(v int) {
+	r.fig.writes++
+	switch v % 5 {
+	case 0, 3:
+		title := fmt.Sprintf("Plan %d", v)
+		data := r.post(`mutation($t: String!) { createChat(input: {title: $t}) { chat { id title } } }`, map[string]any{"t": title})
+		var got struct{ CreateChat struct{ Chat struct{ ID string } } }
+		_ = json.Unmarshal(data, &got)
+		if got.CreateChat.Chat.ID != "" { // else refused, and counted
+			r.mustShowChat[got.CreateChat.Chat.ID] = title
+		}
+	case 1:
+		id := r.someChat(v)
+		title := fmt.Sprintf("Renamed at visit %d", v)
+		data := r.post(`mutation($id: ID!, $t: String!) { updateChat(input: {id: $id, title: $t}) { chat { id } } }`, map[string]any{"id": id, "t": title})
+		if strings.Contains(string(data), id) {
+			r.mustShowChat[id] = title
+		}
+	case 2:
+		name := fmt.Sprintf("Hobby %d", v)
+		data := r.post(`mutation($n: String!) { createCategory(input: {name: $n}) { category { id } } }`, map[string]any{"n": name})
+		if strings.Contains(string(data), `"id"`) {
+			r.mustShowCategory[name] = true
+		}
+	case 4:
+		for id := range r.mustShowChat {
+			data := r.post(`mutation($id: ID!) { deleteChat(input: {id: $id}) { deletedChatId } }`, map[string]any{"id": id})
+			if strings.Contains(string(data), id) {
+				delete(r.mustShowChat, id)
+				r.mustNotShowChat[id] = true
+			}
+			break
+		}
+	}
+}
+
+// pendingReply is a message sent whose reply the chat screen waits for.
+type pendingReply struct {
+	chatID, messageID string
+	events            <-chan sseEvent
+	cancel            context.CancelFunc
+	done              bool
+}
+
+func (r *hourRun) sendMessage(chatID string) *pendingReply {
+	p := &pendingReply{chatID: chatID}
+	if !r.mode.polls {
+		p.events, p.cancel = r.subscribe(`subscription($id: ID!) { chatMessageAdded(chatId: $id) { id role content model } }`, map[string]any{"id": chatID})
+	}
+	data := r.post(`mutation($id: ID!) { sendChatMessage(input: {chatId: $id, content: "How much did I spend on food?"}) { message { id } } }`, map[string]any{"id": chatID})
+	var got struct{ SendChatMessage struct{ Message struct{ ID string } } }
+	_ = json.Unmarshal(data, &got)
+	p.messageID = got.SendChatMessage.Message.ID
+	r.fig.writes++
+	return p
+}
+
+// pollForReply is the polling client's chat screen: it reads the chat every
+// hourPollEvery until the reply shows, or until the next view is due.
+func (r *hourRun) pollForReply(p *pendingReply, until time.Time) {
+	for !p.done && time.Now().Add(hourPollEvery).Before(until) {
+		time.Sleep(hourPollEvery)
+		data := r.post(hourChatQuery, map[string]any{"id": p.chatID})
+		if strings.Contains(string(data), `"role":"assistant","content":"You asked: \"How much`) {
+			p.done = true
+			r.fig.replies++
+		}
+	}
+}
+
+// finishReply waits for the subscriber to receive the assistant's reply.
+func (r *hourRun) finishReply(p *pendingReply) {
+	if r.mode.polls {
+		if !p.done {
+			r.t.Errorf("the polling client never saw the reply in chat %s", p.chatID)
+		}
+		return
+	}
+	defer p.cancel()
+	for ev := range p.events {
+		if ev.event == "complete" {
+			break
+		}
+		if strings.Contains(ev.data, `"role":"assistant"`) && strings.Contains(ev.data, `"model":"`) &&
+			strings.Contains(ev.data, `How much did I spend on food?`) {
+			r.fig.replies++
+			return
+		}
+		if strings.Contains(ev.data, `"errors"`) {
+			r.t.Errorf("chatMessageAdded(%s) sent an error: %s", p.chatID, ev.data)
+		}
+	}
+	r.t.Errorf("the subscriber of chat %s never received the assistant's reply", p.chatID)
+}
+
+// sseEvent is one event of a graphql-sse stream.
+type sseEvent struct{ event, data string }
+
+// subscribe starts a graphql-sse subscription (distinct connections mode)
+// in the bubble and returns its events; cancel ends it as a closed tab
+// would.
+func (r *hourRun) subscribe(query string, vars map[string]any) (<-chan sseEvent, context.CancelFunc) {
+	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
+	ctx, cancel := context.WithCancel(r.t.Context())
+	req := httptest.NewRequestWithContext(ctx, http.MethodPost, "/graphql", strings.NewReader(string(body)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("X-Api-Key", restclienttest.DemoKey)
+	pr, pw := io.Pipe()
+	w := &streamWriter{header: http.Header{}, w: pw}
+	go func() {
+		r.h.ServeHTTP(w, req)
+		_ = pw.Close()
+	}()
+	events := make(chan sseEvent)
+	go func() {
+		defer close(events)
+		var ev sseEvent
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case strings.HasPrefix(line, "event:"):
+				ev.event = strings.TrimSpace(strings.TrimPrefix(line, "event:"))
+			case strings.HasPrefix(line, "data:"):
+				ev.data += strings.TrimSpace(strings.TrimPrefix(line, "data:"))
+			case line == "" && (ev.event != "" || ev.data != ""):
+				select {
+				case events <- ev:
+				case <-ctx.Done():
+					_ = pr.Close()
+					return
+				}
+				ev = sseEvent{}
+			}
+		}
+	}()
+	return events, cancel
+}
+
+// streamWriter is a ResponseWriter whose body is read as it is written.
+type streamWriter struct {
+	mu     sync.Mutex
+	header http.Header
+	w      io.Writer
+}
+
+func (w *streamWriter) Header() http.Header { return w.header }
+func (w *streamWriter) WriteHeader(int)     {}
+func (w *streamWriter) Flush()              {}
+func (w *streamWriter) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.w.Write(b)
+}
+
+// renameByOtherClient renames a chat through another key of the same
+// user, as the web app would: the facade learns of it only by reading.
+func (r *hourRun) renameByOtherClient() {
+	id := r.someChat(1)
+	title := "Renamed in the web app"
+	r.upstreamAs(hourOtherClient, http.MethodPatch, "/api/v1/chats/"+id, `{"title":"`+title+`"}`)
+	delete(r.mustShowChat, id)
+	r.outOfBand = append(r.outOfBand, outOfBandChange{
+		what: "chat renamed elsewhere", view: "chats", visibleBy: time.Now().Add(30 * time.Second),
+		shownBy: func(_ string, body []byte) bool { return strings.Contains(string(body), `"title":"`+title+`"`) },
+	})
+}
+
+func (r *hourRun) createCategoryByOtherClient() {
+	name := "Created in the web app"
+	r.upstreamAs(hourOtherClient, http.MethodPost, "/api/v1/categories", `{"category":{"name":"`+name+`"}}`)
+	r.outOfBand = append(r.outOfBand, outOfBandChange{
+		what: "category created elsewhere", view: "tree", visibleBy: time.Now().Add(5 * time.Minute),
+		shownBy: func(_ string, body []byte) bool { return strings.Contains(string(body), `"name":"`+name+`"`) },
+	})
+}
+
+func (r *hourRun) upstreamAs(key, method, path, body string) {
+	req := httptest.NewRequest(method, "http://sure.test"+path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Api-Key", key)
+	rec := httptest.NewRecorder()
+	r.up.ServeHTTP(rec, req)
+	if rec.Code >= 300 {
+		r.t.Fatalf("%s %s as another client: %d %s", method, path, rec.Code, rec.Body)
+	}
+}
+
+func (r *hourRun) checkOutOfBand(view string, body []byte) {
+	for _, c := range r.outOfBand {
+		if c.view == view && !time.Now().Before(c.visibleBy) && !c.shownBy(view, body) {
+			r.t.Errorf("at minute %.1f the %s view does not show the %s %s ago", r.minute(), view, c.what,
+				time.Since(c.visibleBy.Add(-freshnessOf(view))).Round(time.Second))
+		}
+	}
+}
+
+func freshnessOf(view string) time.Duration {
+	if view == "tree" {
+		return 5 * time.Minute
+	}
+	return 30 * time.Second
+}
