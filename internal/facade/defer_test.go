@@ -1,0 +1,180 @@
+package facade_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/suregql/suregql/internal/fake/restclienttest"
+)
+
+// deferQuery reads the newest chat's title at once and its messages,
+// which need a second upstream call, deferred. (gqlgen resolves the root
+// fields of a query together: a deferred fragment is one of an object.)
+const deferQuery = `query Home {
+  chats(first: 1) { totalCount nodes { title
+    ... @defer(label: "messages") { messages(first: 5) { totalCount nodes { content } } }
+  } }
+}`
+
+// apolloAccept is the Accept header Apollo Client sends with an operation
+// holding @defer.
+const apolloAccept = "multipart/mixed;deferSpec=20220824,application/json"
+
+// A client that accepts multipart/mixed gets an operation with @defer in
+// parts: the initial payload as soon as its own calls answered, while the
+// deferred fragment's call is still held by the upstream, then the
+// fragment once its call answered; at the cost of the same operation
+// without @defer.
+func TestDefer_Multipart(t *testing.T) {
+	gate := make(chan struct{})
+	closeGate := sync.OnceFunc(func() { close(gate) })
+	e := newEnv(t, withUpstreamWrapper(func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.HasPrefix(r.URL.Path, "/api/v1/chats/") {
+				<-gate
+			}
+			h.ServeHTTP(w, r)
+		})
+	}))
+	t.Cleanup(closeGate) // first: a failure before the release must not hang the servers' shutdown
+	resp := postAccept(t, e, deferQuery, apolloAccept)
+	defer func() { _ = resp.Body.Close() }()
+	mt, params, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if err != nil || mt != "multipart/mixed" || params["deferspec"] != "20220824" {
+		t.Fatalf("Content-Type = %q, want multipart/mixed with deferSpec=20220824", resp.Header.Get("Content-Type"))
+	}
+	parts := multipart.NewReader(resp.Body, params["boundary"])
+
+	// The initial payload arrives while the chat's call is held.
+	var initial struct {
+		Data struct {
+			Chats struct {
+				TotalCount int
+				Nodes      []map[string]json.RawMessage
+			}
+		}
+		HasNext    *bool
+		Extensions struct {
+			RequestID string
+			Upstream  struct{ Calls int }
+		}
+	}
+	readPart(t, parts, &initial)
+	if c := initial.Data.Chats; len(c.Nodes) != 1 || c.Nodes[0]["title"] == nil || string(c.Nodes[0]["messages"]) != "null" || initial.HasNext == nil || !*initial.HasNext {
+		t.Fatalf("initial payload: %+v, want the chat's title, its messages null (deferred) and hasNext true", initial)
+	}
+	if initial.Extensions.RequestID == "" {
+		t.Error("the initial payload has no extensions.requestId")
+	}
+	closeGate()
+
+	var later struct {
+		Incremental []struct {
+			Data struct {
+				Messages *struct{ TotalCount int }
+			}
+			Label  string
+			Path   []any
+			Errors []any
+		}
+		HasNext    bool
+		Extensions struct {
+			RequestID string
+			Upstream  struct{ Calls int }
+		}
+	}
+	readPart(t, parts, &later)
+	if len(later.Incremental) != 1 || later.HasNext {
+		t.Fatalf("subsequent payload: %+v, want one fragment and hasNext false", later)
+	}
+	frag := later.Incremental[0]
+	if frag.Label != "messages" || frag.Data.Messages == nil || frag.Data.Messages.TotalCount == 0 || len(frag.Errors) > 0 ||
+		fmt.Sprint(frag.Path) != "[chats nodes 0]" {
+		t.Fatalf("deferred fragment: %+v, want the messages labelled messages at chats.nodes.0", frag)
+	}
+	if later.Extensions.RequestID != initial.Extensions.RequestID {
+		t.Errorf("request ids %q and %q, want the request's in both payloads", initial.Extensions.RequestID, later.Extensions.RequestID)
+	}
+	if _, err := parts.NextPart(); err != io.EOF {
+		t.Fatalf("after the last payload: %v, want the closing boundary", err)
+	}
+	deferred := e.upstream.Calls()
+	if later.Extensions.Upstream.Calls != deferred {
+		t.Errorf("the last payload reports %d calls, the upstream counted %d", later.Extensions.Upstream.Calls, deferred)
+	}
+
+	// The same operation without @defer costs the same calls.
+	plain := e.do(restclienttest.DemoKey, strings.Replace(deferQuery, `@defer(label: "messages")`, "", 1), nil)
+	if plain.calls != deferred {
+		t.Errorf("deferred: %d upstream calls, without @defer: %d", deferred, plain.calls)
+	}
+}
+
+// Without @defer, or without multipart/mixed in Accept, an operation
+// answers in one JSON piece, as before.
+func TestDefer_OnePieceOtherwise(t *testing.T) {
+	e := newEnv(t)
+	for _, tc := range []struct{ name, query, accept string }{
+		{"no @defer", `{ chats(first: 2) { totalCount } }`, apolloAccept},
+		{"no multipart", deferQuery, "application/json"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := postAccept(t, e, tc.query, tc.accept)
+			defer func() { _ = resp.Body.Close() }()
+			if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+				t.Fatalf("Content-Type = %q, want application/json", ct)
+			}
+			var out struct{ Data map[string]json.RawMessage }
+			if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || out.Data["chats"] == nil {
+				t.Fatalf("answer %+v (%v), want the chats", out, err)
+			}
+		})
+	}
+}
+
+func postAccept(t *testing.T, e *env, query, accept string) *http.Response {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"query": query})
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, e.server.URL+"/graphql", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", accept)
+	req.Header.Set("X-Api-Key", restclienttest.DemoKey)
+	resp, err := e.server.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	return resp
+}
+
+// readPart decodes the next part of a multipart answer into out.
+func readPart(t *testing.T, parts *multipart.Reader, out any) {
+	t.Helper()
+	p, err := parts.NextPart()
+	if err != nil {
+		t.Fatalf("next part: %v", err)
+	}
+	if ct := p.Header.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("part Content-Type %q, want application/json", ct)
+	}
+	b, err := io.ReadAll(p)
+	if err != nil {
+		t.Fatalf("read part: %v", err)
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		t.Fatalf("decode part %s: %v", b, err)
+	}
+}
