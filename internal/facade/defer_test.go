@@ -132,9 +132,16 @@ func TestDefer_OnePieceOtherwise(t *testing.T) {
 			if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
 				t.Fatalf("Content-Type = %q, want application/json", ct)
 			}
+			body, err := io.ReadAll(resp.Body)
+			if err != nil {
+				t.Fatal(err)
+			}
 			var out struct{ Data map[string]json.RawMessage }
-			if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || out.Data["chats"] == nil {
-				t.Fatalf("answer %+v (%v), want the chats", out, err)
+			if err := json.Unmarshal(body, &out); err != nil || out.Data["chats"] == nil {
+				t.Fatalf("answer %s (%v), want the chats", body, err)
+			}
+			if deferred := strings.Contains(tc.query, "@defer"); deferred != bytes.Contains(body, []byte(`"messages":null`)) {
+				t.Errorf("answer %s: the deferred messages should be null exactly when deferred", body)
 			}
 		})
 	}
