@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"mime"
 	"mime/multipart"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/suregql/suregql/internal/facade"
 	"github.com/suregql/suregql/internal/fake/restclienttest"
 )
 
@@ -36,7 +38,8 @@ const apolloAccept = "multipart/mixed;deferSpec=20220824,application/json"
 func TestDefer_Multipart(t *testing.T) {
 	gate := make(chan struct{})
 	closeGate := sync.OnceFunc(func() { close(gate) })
-	e := newEnv(t, withUpstreamWrapper(func(h http.Handler) http.Handler {
+	var logged syncBuffer
+	e := newEnv(t, withConfig(func(c *facade.Config) { c.Log = slog.New(slog.NewJSONHandler(&logged, nil)) }), withUpstreamWrapper(func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if strings.HasPrefix(r.URL.Path, "/api/v1/chats/") {
 				<-gate
@@ -109,6 +112,18 @@ func TestDefer_Multipart(t *testing.T) {
 	deferred := e.upstream.Calls()
 	if later.Extensions.Upstream.Calls != deferred {
 		t.Errorf("the last payload reports %d calls, the upstream counted %d", later.Extensions.Upstream.Calls, deferred)
+	}
+
+	// One log line for the operation, with all its calls.
+	var lines []map[string]any
+	for line := range strings.Lines(logged.String()) {
+		var l map[string]any
+		if json.Unmarshal([]byte(line), &l) == nil && l["msg"] == "graphql operation" {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) != 1 || lines[0]["upstreamCalls"] != float64(deferred) {
+		t.Errorf("operation log lines %v, want one with upstreamCalls %d", lines, deferred)
 	}
 
 	// The same operation without @defer costs the same calls.
