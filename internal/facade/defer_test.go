@@ -200,3 +200,35 @@ func readPart(t *testing.T, parts *multipart.Reader, out any) {
 		t.Fatalf("decode part %s: %v", b, err)
 	}
 }
+
+// A client that goes away while a fragment is pending ends the answer: the
+// handler does not wait for the fragment (gqlgen's executor would, without
+// watching the request's context), so the server can shut down.
+func TestDefer_ClientGoesAway(t *testing.T) {
+	gate := make(chan struct{})
+	closeGate := sync.OnceFunc(func() { close(gate) })
+	e := newEnv(t, withUpstreamWrapper(func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.HasPrefix(r.URL.Path, "/api/v1/chats/") {
+				select {
+				case <-gate:
+				case <-r.Context().Done():
+					return
+				}
+			}
+			h.ServeHTTP(w, r)
+		})
+	}))
+	t.Cleanup(closeGate)
+	resp := postAccept(t, e, deferQuery, apolloAccept)
+	_, params, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	var initial struct{ HasNext bool }
+	readPart(t, multipart.NewReader(resp.Body, params["boundary"]), &initial)
+	if !initial.HasNext {
+		t.Fatal("the initial payload has hasNext false")
+	}
+	_ = resp.Body.Close()
+	// Close waits for the handler: it returns once the request's context
+	// ended, whether the fragment is ever sent or not.
+	e.server.Close()
+}
