@@ -179,7 +179,7 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 	// tracing), their spans of service.version v, on standard error with
 	// the console exporter; the spans not yet exported are flushed on the
 	// way out.
-	tp, stopTracing, err := tracing.Setup(ctx, tracing.Options{Version: v})
+	tp, stopTracing, err := tracing.Setup(ctx, tracing.Options{Version: v, Log: log})
 	if err != nil {
 		return err
 	}

@@ -12,7 +12,7 @@ import (
 // Defaults of BreakerOptions.
 const (
 	// DefaultBreakerFailures is how many failed calls in a row (no answer,
-	// or a 5xx) open the breaker: a few, so that one bad call does not, and
+	// or a gateway's 502, 503 or 504) open the breaker: a few, so that one bad call does not, and
 	// few enough that a dead upstream costs little before it opens.
 	DefaultBreakerFailures = 5
 	// DefaultBreakerCooldown is how long an open breaker refuses calls
@@ -57,12 +57,14 @@ type BreakerOptions struct {
 }
 
 // Breaker is a circuit breaker of one upstream, shared by every client of
-// it (WithBreaker): after Failures calls in a row got no answer or a 5xx,
+// it (WithBreaker): after Failures calls in a row got no answer or a
+// gateway's 502, 503 or 504 (see isOutage),
 // calls fail at once with ReasonCircuitOpen, sending nothing, for the
 // cooldown; then one call at a time goes through, until one is answered
-// (closed again) or fails (open for another cooldown). An answer of the
-// upstream, whatever its status below 500 (401, 404, 422, 429…), is no
-// fault: the upstream is there. It is safe for concurrent use.
+// (closed again) or fails (open for another cooldown). Any other answer of
+// the upstream (401, 404, 422, 429, a 500…) is no fault: the upstream is
+// there, and a 500 may be one caller's input, which must not open the
+// circuit for every caller. It is safe for concurrent use.
 type Breaker struct {
 	failures int
 	cooldown time.Duration
@@ -141,7 +143,7 @@ func (b *Breaker) done(ctx context.Context, probe bool, status int, canceled boo
 	if probe {
 		b.probing = false
 	}
-	fault := status == 0 || status >= http.StatusInternalServerError
+	fault := isOutage(status)
 	switch {
 	case status < 0, canceled && status == 0: // not sent, or the caller left
 		return
@@ -158,6 +160,19 @@ func (b *Breaker) done(ctx context.Context, probe bool, status int, canceled boo
 		b.reopenAt = b.now().Add(b.cooldown)
 		b.setLocked(ctx, BreakerOpen)
 	}
+}
+
+// isOutage reports whether an answer's status (0: none came) says the
+// upstream is down: no answer, or a gateway's 502, 503 or 504. Any other
+// answer, a 500 included, is Sure answering: a 500 can be one caller's
+// input the server chokes on, and counting it would let that caller open
+// the circuit for everyone.
+func isOutage(status int) bool {
+	switch status {
+	case 0, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	}
+	return false
 }
 
 // setLocked changes the state and logs the change; b.mu is held.

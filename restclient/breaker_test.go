@@ -7,7 +7,7 @@ import (
 )
 
 // The breaker's states, one outcome at a time on a clock the test moves:
-// answers below 500 are no fault, a caller that left tells nothing, one
+// answers are no fault (a 500 included: one caller's input can cause it), a caller that left tells nothing, one
 // probe at a time once the cooldown ended, and a failed probe opens it for
 // another cooldown.
 func TestBreaker_States(t *testing.T) {
@@ -28,15 +28,15 @@ func TestBreaker_States(t *testing.T) {
 			t.Fatalf("state %s, want %s", got, s)
 		}
 	}
-	for _, st := range []int{401, 404, 422, 429, 0, 503, 200, 0, 0, 404, 0, 0, 201} {
-		call(st, false) // never 3 faults in a row
+	for _, st := range []int{401, 404, 422, 429, 0, 503, 200, 0, 0, 404, 0, 0, 201, 500, 500, 500, 500, 501} {
+		call(st, false) // never 3 faults in a row: a 500 is Sure answering
 	}
 	want(BreakerClosed)
 	for range 5 {
 		call(0, true) // callers that went away before an answer
 	}
 	want(BreakerClosed)
-	call(500, false)
+	call(504, false)
 	call(0, false)
 	call(502, false)
 	want(BreakerOpen)

@@ -270,3 +270,27 @@ func rawMetrics(t *testing.T, e *env) string {
 	_, raw := scrapeMetrics(t, e.server.URL+"/metrics")
 	return raw
 }
+
+// A 500 is Sure answering, maybe to one caller's input: however many one
+// caller draws (three lookups Sure answers 500 to), another caller
+// is never refused circuit_open.
+func TestCircuitBreaker_OneCallersServerErrorsDoNotOpenIt(t *testing.T) {
+	t.Parallel()
+	breaker := restclient.NewBreaker(restclient.BreakerOptions{Failures: 2})
+	e := newEnv(t, withConfig(func(c *facade.Config) { c.Breaker = breaker }))
+	chats := e.upstream.Chats(restclienttest.DemoKey)
+	e.upstream.FailNext("/api/v1/chats/", 20, http.StatusInternalServerError, "application/json",
+		`{"error":"internal_server_error","message":"An unexpected error occurred"}`)
+	r := e.do(restclienttest.DemoKey, `query($a: ID!, $b: ID!, $c: ID!) { a: chat(id: $a) { title } b: chat(id: $b) { title } c: chat(id: $c) { title } }`,
+		map[string]any{"a": chats[0].ID, "b": chats[1].ID, "c": chats[2].ID})
+	if len(r.errs) == 0 {
+		t.Fatalf("the lookups Sure answers 500 to answered %s", r.data)
+	}
+	r = e.do(restclienttest.OtherFamilyKey, `{ categories(first: 1) { totalCount } }`, nil)
+	if len(r.errs) > 0 {
+		t.Fatalf("another caller after one caller's 500s: %v", r.errs)
+	}
+	if st := breaker.Status().State; st != restclient.BreakerClosed {
+		t.Errorf("after 500s the breaker is %s, want closed", st)
+	}
+}

@@ -82,8 +82,16 @@ func TestHTTP_OperationDeadline(t *testing.T) {
 // only when every goroutine of the bubble waits.
 func inBubble(t *testing.T, upstream http.Handler, timeout time.Duration) http.Handler {
 	t.Helper()
-	client, err := restclient.New("http://sure.test",
-		restclient.WithHTTPClient(&http.Client{Transport: facade.HandlerTransport{Handler: upstream}}))
+	return inBubbleWith(t, upstream, timeout, 0)
+}
+
+// inBubbleWith is inBubble whose upstream requests also time out after
+// requestTimeout (0: never), as -upstream-timeout makes them.
+func inBubbleWith(t *testing.T, upstream http.Handler, timeout, requestTimeout time.Duration) http.Handler {
+	t.Helper()
+	client, err := restclient.New("http://sure.test", restclient.WithHTTPClient(&http.Client{
+		Timeout: requestTimeout, Transport: facade.HandlerTransport{Handler: upstream},
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -229,3 +229,34 @@ func jsonString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// Members that may name a document are read leniently (a red-team pass
+// found each of these refused): beside a document sent as text, an id
+// that names no document (a client's own operation id, a number, or any
+// id on a server without a manifest) is ignored and the text runs; two
+// different ids are refused; a hash is found whatever its case.
+func TestDocuments_IDsReadLeniently(t *testing.T) {
+	t.Parallel()
+	plain := newEnv(t)
+	for _, body := range []string{
+		`{"query":"{ chats(first: 1) { totalCount } }","id":"abc"}`,
+		`{"query":"{ chats(first: 1) { totalCount } }","id":7}`,
+		`{"query":"{ chats(first: 1) { totalCount } }","documentId":null,"doc_id":{"x":1}}`,
+	} {
+		r, _ := sendDoc(t, plain, body)
+		if r.status != http.StatusOK {
+			t.Errorf("%s on a server without documents: %d %s", body, r.status, r.raw)
+			continue
+		}
+		wantData(t, r, "chats")
+	}
+	if r, _ := sendDoc(t, plain, `[{"id":"x","query":"{ chats(first: 1) { totalCount } }"}]`); r.status != http.StatusOK || strings.Contains(r.raw, "PERSISTED_DOCUMENT") {
+		t.Errorf("a batch with an operation id: %d %s", r.status, r.raw)
+	}
+
+	trusted := documentsEnv(t, false)
+	r, calls := sendDoc(t, trusted, `{"documentId":"`+relayID+`","doc_id":"`+sha256Of(treeDoc)+`"}`)
+	wantRefused(t, r, calls, "BAD_REQUEST")
+	r, _ = sendDoc(t, trusted, `{"extensions":{"persistedQuery":{"version":1,"sha256Hash":"`+strings.ToUpper(sha256Of(treeDoc))+`"}}}`)
+	wantData(t, r, "categories")
+}

@@ -2,15 +2,11 @@ package facade_test
 
 import (
 	"encoding/json"
-	"log/slog"
-	"net/http"
 	"testing"
 	"testing/synctest"
 	"time"
 
-	"github.com/suregql/suregql/internal/facade"
 	"github.com/suregql/suregql/internal/fake/restclienttest"
-	"github.com/suregql/suregql/restclient"
 )
 
 func TestErrors_Codes(t *testing.T) {
@@ -81,13 +77,7 @@ func TestErrors_UnavailableUpstreamTimesOut(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		fake := restclienttest.New()
 		fake.SetDelay(time.Second)
-		client, err := restclient.New("http://sure.test", restclient.WithHTTPClient(&http.Client{
-			Timeout: 50 * time.Millisecond, Transport: facade.HandlerTransport{Handler: fake},
-		}))
-		if err != nil {
-			t.Fatal(err)
-		}
-		h := facade.New(facade.Config{Upstream: client, DisablePlayground: true, Log: slog.New(slog.DiscardHandler)})
+		h := inBubbleWith(t, fake, 0, 50*time.Millisecond)
 		rec := postIn(h, `{"query":"{ categories(first: 1) { totalCount } }"}`)
 		var answer struct {
 			Errors     []struct{ Extensions map[string]any }

@@ -291,13 +291,7 @@ func TestFaults_WriteAnsweredAfterTheTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		fake := restclienttest.New()
 		fake.SetDelay(200 * time.Millisecond)
-		client, err := restclient.New("http://sure.test", restclient.WithHTTPClient(&http.Client{
-			Timeout: 50 * time.Millisecond, Transport: facade.HandlerTransport{Handler: fake},
-		}))
-		if err != nil {
-			t.Fatal(err)
-		}
-		h := facade.New(facade.Config{Upstream: client, DisablePlayground: true, Log: slog.New(slog.DiscardHandler)})
+		h := inBubbleWith(t, fake, 0, 50*time.Millisecond)
 		rec := postIn(h, `{"query":"mutation { createChat(input: { title: \"slow\" }) { chat { id } } }"}`)
 		var answer struct {
 			Errors []struct {

@@ -154,12 +154,18 @@ type documentRefusal struct{ code, msg string }
 // hash of it) nor store the document again.
 func (d *Documents) resolve(params *graphql.RawParams, id string) *documentRefusal {
 	hash := persistedHash(params)
+	if id == conflictingIDs {
+		return &documentRefusal{graph.CodeBadRequest, "the request names two different documents (documentId, doc_id, id): send one"}
+	}
 	if id == "" && hash == "" && !d.OnlyThese() {
 		return nil // today's path: a document sent as text, nothing to look up
 	}
 	named := id
 	if named == "" {
 		named = hash
+	}
+	if sha256Hex.MatchString(strings.TrimPrefix(named, sha256Prefix)) {
+		named = strings.ToLower(named) // the manifest keeps hashes in lower case
 	}
 	doc, found := "", false
 	if d != nil && named != "" {
@@ -175,6 +181,11 @@ func (d *Documents) resolve(params *graphql.RawParams, id string) *documentRefus
 			params.Extensions = maps.Clone(params.Extensions)
 			delete(params.Extensions, "persistedQuery")
 		}
+		return nil
+	case id != "" && params.Query != "" && !d.OnlyThese():
+		// An id that names no document beside a document sent as text (a
+		// client's own operation id, a server without a manifest): the
+		// text runs, as it would without the id.
 		return nil
 	case id != "":
 		if d.Len() == 0 {
@@ -205,23 +216,52 @@ func (r refusedRequest) document(why *documentRefusal) {
 // persisted document under one of the names clients send it.
 type wireParams struct {
 	graphql.RawParams
-	DocumentID string `json:"documentId"`
-	DocID      string `json:"doc_id"`
-	ID         string `json:"id"`
+	DocumentID idMember `json:"documentId"`
+	DocID      idMember `json:"doc_id"`
+	ID         idMember `json:"id"`
 }
 
-// documentID is the id the request names, or "".
-func (p *wireParams) documentID() string {
-	switch {
-	case p.DocumentID != "":
-		return p.DocumentID
-	case p.DocID != "":
-		return p.DocID
+// idMember is a member that may name a document: a string names one; any
+// other JSON value (a client's own numeric "id", say) names none and is
+// no error.
+type idMember string
+
+func (m *idMember) UnmarshalJSON(b []byte) error {
+	var s string
+	if json.Unmarshal(b, &s) == nil {
+		*m = idMember(s)
 	}
-	return p.ID
+	return nil
 }
 
-// getDocumentIDs are the parameters of a GET that may name a document.
+// conflictingIDs is the id of a request that names two different
+// documents: no manifest id can be it (it is a NUL byte).
+const conflictingIDs = "\x00"
+
+// documentID is the id the request names, "" for none, or
+// conflictingIDs.
+func (p *wireParams) documentID() string {
+	return oneID(string(p.DocumentID), string(p.DocID), string(p.ID))
+}
+
+// oneID is the one id among ids ("" ignored), "" for none, or
+// conflictingIDs when two differ.
+func oneID(ids ...string) string {
+	id := ""
+	for _, v := range ids {
+		switch {
+		case v == "":
+		case id == "":
+			id = v
+		case v != id:
+			return conflictingIDs
+		}
+	}
+	return id
+}
+
+// getDocumentIDs are the parameters of a GET that may name a document
+// (resolveGET reads the same three).
 var getDocumentIDs = []string{"documentId", "doc_id", "id"}
 
 // resolveGET fills in a GET's query from the document it names, as
@@ -232,12 +272,7 @@ func (d *Documents) resolveGET(r *http.Request) *documentRefusal {
 		return nil
 	}
 	q := r.URL.Query()
-	id := ""
-	for _, name := range getDocumentIDs {
-		if id = q.Get(name); id != "" {
-			break
-		}
-	}
+	id := oneID(q.Get("documentId"), q.Get("doc_id"), q.Get("id"))
 	params := &graphql.RawParams{Query: q.Get("query")}
 	if ext := q.Get("extensions"); ext != "" {
 		_ = json.Unmarshal([]byte(ext), &params.Extensions) // gqlgen refuses a bad one

@@ -22,9 +22,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
@@ -46,6 +48,10 @@ type Options struct {
 	// Console receives the spans of OTEL_TRACES_EXPORTER=console; nil
 	// means standard error.
 	Console io.Writer
+	// Log receives OpenTelemetry's own errors (a failed export, say) as
+	// WARN lines, in the server's log format; nil leaves OpenTelemetry's
+	// default, a plain line on standard error.
+	Log *slog.Logger
 }
 
 // Protocols of OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL.
@@ -87,6 +93,13 @@ func Setup(ctx context.Context, opts Options) (tp trace.TracerProvider, shutdown
 	if err != nil && !errors.Is(err, resource.ErrPartialResource) {
 		_ = exp.Shutdown(ctx)
 		return nil, off, fmt.Errorf("tracing: resource: %w", err)
+	}
+	if opts.Log != nil {
+		// Without it a failed export is a plain line of the standard
+		// library's log, which breaks JSON log parsing.
+		otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+			opts.Log.Warn("opentelemetry error", "err", err)
+		}))
 	}
 	provider := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
 	return provider, provider.Shutdown, nil
