@@ -2,6 +2,7 @@ package facade_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,9 +10,13 @@ import (
 	"mime"
 	"mime/multipart"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/suregql/suregql/internal/facade"
 	"github.com/suregql/suregql/internal/fake/restclienttest"
@@ -231,4 +236,196 @@ func TestDefer_ClientGoesAway(t *testing.T) {
 	// Close waits for the handler: it returns once the request's context
 	// ended, whether the fragment is ever sent or not.
 	e.server.Close()
+}
+
+// streamIn posts deferQuery to h as Apollo Client would, on ctx, and
+// returns the recorder and a channel closed once the initial payload was
+// flushed; done is closed when the handler returned.
+func streamIn(ctx context.Context, h http.Handler) (rec *flushRecorder, flushed, done chan struct{}) {
+	body, _ := json.Marshal(map[string]any{"query": deferQuery})
+	req := httptest.NewRequestWithContext(ctx, http.MethodPost, "/graphql", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", apolloAccept)
+	req.Header.Set("X-Api-Key", restclienttest.DemoKey)
+	flushed, done = make(chan struct{}), make(chan struct{})
+	rec = &flushRecorder{ResponseRecorder: httptest.NewRecorder(), first: sync.OnceFunc(func() { close(flushed) })}
+	go func() {
+		defer close(done)
+		h.ServeHTTP(rec, req)
+	}()
+	return rec, flushed, done
+}
+
+// flushRecorder is a ResponseRecorder that tells when it is first flushed.
+type flushRecorder struct {
+	*httptest.ResponseRecorder
+	first func()
+}
+
+func (r *flushRecorder) Flush() {
+	r.ResponseRecorder.Flush()
+	r.first()
+}
+
+// heldChats is an upstream that holds every read of one chat (the deferred
+// fragment's call) until its request is canceled or release is called,
+// and counts the calls it receives and those canceled.
+type heldChats struct {
+	fake     *restclienttest.Server
+	release  chan struct{}
+	calls    atomic.Int64
+	held     atomic.Int64
+	canceled atomic.Int64
+}
+
+func (u *heldChats) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	u.calls.Add(1)
+	if strings.HasPrefix(r.URL.Path, "/api/v1/chats/") {
+		u.held.Add(1)
+		select {
+		case <-u.release:
+		case <-r.Context().Done():
+			u.canceled.Add(1)
+			return
+		}
+	}
+	u.fake.ServeHTTP(w, r)
+}
+
+func isClosed(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+// Clients that leave while their deferred fragment's call is in flight
+// leave nothing behind: the call is canceled, no further call is made,
+// and every handler returns, with nothing of the operation parked (the
+// bubble fails the test if a goroutine of it stays blocked). gqlgen's
+// executor waits for a deferred fragment without watching any context;
+// the operation runs on one the client's leaving does not end, so the
+// fragment, failed, is still delivered to the handler, which drains it.
+func TestDefer_ClientsLeaveMidStream(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		up := &heldChats{fake: restclienttest.New(), release: make(chan struct{})}
+		h := inBubble(t, up, time.Hour)
+		const clients = 4
+		var cancels []context.CancelFunc
+		var dones []chan struct{}
+		for range clients {
+			ctx, cancel := context.WithCancel(t.Context())
+			cancels = append(cancels, cancel)
+			_, flushed, done := streamIn(ctx, h)
+			<-flushed
+			dones = append(dones, done)
+		}
+		synctest.Wait() // every deferred fragment waits for its held call
+		if up.held.Load() == 0 {
+			t.Fatal("no deferred call reached the upstream before the clients left")
+		}
+		before := up.calls.Load()
+		for _, cancel := range cancels {
+			cancel()
+		}
+		synctest.Wait()
+		for i, done := range dones {
+			if !isClosed(done) {
+				t.Errorf("client %d left, its handler still runs", i)
+			}
+		}
+		if got := up.calls.Load(); got != before {
+			t.Errorf("%d upstream calls after the clients left, %d before: want no further call", got, before)
+		}
+		if held, canceled := up.held.Load(), up.canceled.Load(); canceled != held {
+			t.Errorf("%d of the %d held calls canceled when their clients left, want all", canceled, held)
+		}
+	})
+}
+
+// A deferred call that two clients share goes on when one of them leaves:
+// the other still gets its fragment, from that one call.
+func TestDefer_SharedCallOutlivesAClientLeaving(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		up := &heldChats{fake: restclienttest.New(), release: make(chan struct{})}
+		h := inBubble(t, up, time.Hour)
+		ctxA, leave := context.WithCancel(t.Context())
+		_, flushedA, doneA := streamIn(ctxA, h)
+		<-flushedA
+		synctest.Wait() // A's deferred call is held
+		recB, flushedB, doneB := streamIn(t.Context(), h)
+		<-flushedB
+		synctest.Wait() // B waits for the same call
+		if held := up.held.Load(); held != 1 {
+			t.Fatalf("%d deferred calls held, want the one both clients wait for", held)
+		}
+		leave()
+		synctest.Wait()
+		if !isClosed(doneA) {
+			t.Error("client A left, its handler still runs")
+		}
+		if up.canceled.Load() != 0 {
+			t.Fatal("the call client B waits for was canceled when client A left")
+		}
+		close(up.release)
+		<-doneB
+		_, params, _ := mime.ParseMediaType(recB.Header().Get("Content-Type"))
+		parts := multipart.NewReader(recB.Body, params["boundary"])
+		var initial, later struct {
+			HasNext     bool
+			Incremental []struct {
+				Data struct{ Messages *struct{ TotalCount int } }
+			}
+		}
+		readPart(t, parts, &initial)
+		readPart(t, parts, &later)
+		if len(later.Incremental) != 1 || later.Incremental[0].Data.Messages == nil || later.HasNext {
+			t.Errorf("client B's second payload %+v, want the messages and hasNext false", later)
+		}
+		if held := up.held.Load(); held != 1 {
+			t.Errorf("%d deferred calls, want 1", held)
+		}
+	})
+}
+
+// At the operation deadline a deferred fragment whose call is unanswered
+// is delivered with its error, and the answer ends.
+func TestDefer_Deadline(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		up := &heldChats{fake: restclienttest.New(), release: make(chan struct{})}
+		h := inBubble(t, up, 300*time.Millisecond)
+		rec, _, done := streamIn(t.Context(), h)
+		<-done
+		_, params, _ := mime.ParseMediaType(rec.Header().Get("Content-Type"))
+		parts := multipart.NewReader(rec.Body, params["boundary"])
+		var initial struct{ HasNext bool }
+		var later struct {
+			HasNext     bool
+			Incremental []struct {
+				Data   struct{ Messages *struct{ TotalCount int } }
+				Errors []struct{ Extensions map[string]any }
+			}
+		}
+		readPart(t, parts, &initial)
+		readPart(t, parts, &later)
+		if !initial.HasNext || later.HasNext || len(later.Incremental) != 1 {
+			t.Fatalf("payloads %+v then %+v, want the initial one then the fragment, last", initial, later)
+		}
+		frag := later.Incremental[0]
+		if frag.Data.Messages != nil || len(frag.Errors) != 1 || frag.Errors[0].Extensions["code"] != "UPSTREAM_UNAVAILABLE" || frag.Errors[0].Extensions["reason"] != "timeout" {
+			t.Errorf("fragment %+v, want no messages and UPSTREAM_UNAVAILABLE with reason timeout", frag)
+		}
+		if _, err := parts.NextPart(); err != io.EOF {
+			t.Errorf("after the fragment: %v, want the closing boundary", err)
+		}
+		synctest.Wait() // the held call ends with its request
+		if up.canceled.Load() != up.held.Load() {
+			t.Errorf("%d held calls, %d canceled at the deadline", up.held.Load(), up.canceled.Load())
+		}
+	})
 }

@@ -1,7 +1,6 @@
 package gqlhttp
 
 import (
-	"context"
 	"encoding/json"
 	"mime"
 	"net/http"
@@ -56,10 +55,18 @@ func streams(r *http.Request, req postRequest) bool {
 // once its calls completed. Every payload passed the executor's response
 // middlewares: each carries the request id, extensions.upstream (the calls
 // made so far) and the response-size limit.
+//
+// The query runs on a context the request's end does not cancel (see
+// package detach): gqlgen's executor waits for each deferred fragment
+// without watching any context, and a fragment is sent only while the
+// operation's context lives. When the client goes away, the operation's
+// upstream calls end at once and no new one is made, its fragments are
+// still yielded (with their errors) and read here without being written,
+// and the handler returns once the last one is in: nothing waits forever.
 func (s *server) streamAnswer(w http.ResponseWriter, r *http.Request, req postRequest) {
 	ctx := r.Context()
 	media := answerMedia(r.Header.Get("Accept"))
-	status, first, withData, next := start(ctx, s.exec, req.params, r.Header, media)
+	status, first, withData, next := start(ctx, s.exec, req.params, r.Header, media, true)
 	if first.HasNext == nil || next == nil {
 		w.Header().Set("Content-Type", media)
 		if secs, ok := rateLimitedFor(respErrors(first)); ok {
@@ -77,18 +84,27 @@ func (s *server) streamAnswer(w http.ResponseWriter, r *http.Request, req postRe
 	if err != nil {
 		panic(err) // recovered by ServeHTTP; an answer that cannot be encoded is a bug
 	}
-	hasNext := *first.HasNext
+	hasNext, gone := *first.HasNext, false
 	for {
-		b = appendBoundary(b, hasNext)
-		if _, err := w.Write(b); err != nil {
-			return // the client went away; the deferred work ends with its context
+		if !gone {
+			b = appendBoundary(b, hasNext)
+			if _, err := w.Write(b); err != nil || ctx.Err() != nil {
+				gone = true // the client left: the rest is drained, unwritten
+			} else {
+				_ = rc.Flush()
+			}
 		}
-		_ = rc.Flush()
 		if !hasNext {
 			return
 		}
-		resp := nextPayload(ctx, next)
+		resp := next()
+		if resp == nil { // the executor had no fragment left after all
+			resp = &graphql.Response{Errors: gqlerror.List{gqlerror.Errorf("the executor ended the answer before its deferred fragments")}}
+		}
 		hasNext = resp.HasNext != nil && *resp.HasNext
+		if gone {
+			continue
+		}
 		b = append(b[:0], partHeader...)
 		b, err = appendSubsequent(b, resp, hasNext)
 		if err != nil {
@@ -133,29 +149,4 @@ func appendSubsequent(b []byte, resp *graphql.Response, hasNext bool) ([]byte, e
 	payload.Incremental = []incrementalItem{{Data: data, Errors: resp.Errors, Label: resp.Label, Path: resp.Path, HasNext: resp.HasNext}}
 	out, err := json.Marshal(payload)
 	return append(b, out...), err
-}
-
-// nextPayload returns the executor's next answer, or, when the request's
-// context ends first, an error that closes the stream. gqlgen's executor
-// waits for a deferred fragment without watching the context, and a
-// fragment whose context ended may never be sent: the handler must not
-// wait with it (that wait is left to a goroutine of its own).
-func nextPayload(ctx context.Context, next func() *graphql.Response) *graphql.Response {
-	got := make(chan *graphql.Response, 1)
-	go func() { got <- next() }()
-	var resp *graphql.Response
-	select {
-	case resp = <-got:
-	case <-ctx.Done():
-	}
-	if resp != nil {
-		return resp
-	}
-	err := ctx.Err()
-	if err == nil {
-		err = context.Canceled
-	}
-	e := notRun(err)
-	e.Message = "the request ended before its deferred fragments were answered"
-	return &graphql.Response{Errors: gqlerror.List{e}}
 }

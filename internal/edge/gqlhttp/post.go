@@ -10,9 +10,11 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
+	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/suregql/suregql/graph"
+	"github.com/suregql/suregql/internal/edge/detach"
 	"github.com/suregql/suregql/restclient"
 )
 
@@ -101,13 +103,15 @@ func (s *server) getAnswer(w http.ResponseWriter, r *http.Request) {
 // application/graphql-response+json; an operation whose request ran out of
 // time before it started is not run.
 func execute(ctx context.Context, exec graphql.GraphExecutor, params *graphql.RawParams, header http.Header, media string) (int, *graphql.Response, bool) {
-	status, resp, withData, _ := start(ctx, exec, params, header, media)
+	status, resp, withData, _ := start(ctx, exec, params, header, media, false)
 	return status, resp, withData
 }
 
 // start runs one operation as execute does, and also returns what yields
-// its later answers (the deferred fragments; nil when it did not run).
-func start(ctx context.Context, exec graphql.GraphExecutor, params *graphql.RawParams, header http.Header, media string) (int, *graphql.Response, bool, func() *graphql.Response) {
+// its later answers (the deferred fragments; nil when it did not run). A
+// query whose answer streams runs past its request's end (see
+// streamAnswer).
+func start(ctx context.Context, exec graphql.GraphExecutor, params *graphql.RawParams, header http.Header, media string, stream bool) (int, *graphql.Response, bool, func() *graphql.Response) {
 	params.Headers = header
 	rc, errs := exec.CreateOperationContext(ctx, params)
 	if errs != nil {
@@ -121,6 +125,9 @@ func start(ctx context.Context, exec graphql.GraphExecutor, params *graphql.RawP
 		// gqlgen would answer null; say why, through the response
 		// middlewares (request id, cost, log line, metrics).
 		return http.StatusOK, exec.DispatchError(graphql.WithOperationContext(ctx, rc), gqlerror.List{notRun(err)}), media == mediaJSON, nil
+	}
+	if stream && rc.Operation.Operation == ast.Query {
+		ctx = detach.Operation(ctx)
 	}
 	responses, ctx := exec.DispatchOperation(ctx, rc)
 	resp := responses(ctx)
