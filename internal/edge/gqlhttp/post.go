@@ -107,10 +107,10 @@ func execute(ctx context.Context, exec graphql.GraphExecutor, params *graphql.Ra
 	return status, resp, withData
 }
 
-// start runs one operation as execute does, and also returns what yields
-// its later answers (the deferred fragments; nil when it did not run). A
-// query whose answer streams runs past its request's end (see
-// streamAnswer).
+// start runs one operation as execute does; for an answer that streams,
+// it also returns what yields its later answers (the deferred fragments;
+// nil when it did not run), and a query then runs past its request's end
+// (see streamAnswer).
 func start(ctx context.Context, exec graphql.GraphExecutor, params *graphql.RawParams, header http.Header, media string, stream bool) (int, *graphql.Response, bool, func() *graphql.Response) {
 	params.Headers = header
 	rc, errs := exec.CreateOperationContext(ctx, params)
@@ -140,6 +140,9 @@ func start(ctx context.Context, exec graphql.GraphExecutor, params *graphql.RawP
 			err = context.Canceled
 		}
 		resp = &graphql.Response{Errors: gqlerror.List{notRun(err)}}
+	}
+	if !stream {
+		return http.StatusOK, resp, true, nil
 	}
 	return http.StatusOK, resp, true, func() *graphql.Response { return responses(ctx) }
 }

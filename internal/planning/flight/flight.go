@@ -67,7 +67,7 @@ func (g *Group[K, V]) Do(ctx context.Context, key K, fn func(context.Context) (V
 	if ok {
 		c.waiters++
 	} else {
-		runCtx, cancel := context.WithCancel(detach.Shared(context.WithoutCancel(ctx)))
+		runCtx, cancel := context.WithCancel(context.WithoutCancel(detach.Shared(ctx)))
 		c = &call[V]{done: make(chan struct{}), waiters: 1, cancel: cancel}
 		g.calls[key] = c
 		go g.run(runCtx, key, c, fn)
