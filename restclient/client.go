@@ -15,6 +15,7 @@ import (
 	"fmt"
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/suregql/suregql/internal/edge/detach"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -503,6 +504,10 @@ func (c *Client) write(ctx context.Context, method, path string, body, out any) 
 // send performs the request with retries (GET only) and turns any non-2xx
 // answer into a typed error.
 func (c *Client) send(ctx context.Context, method, path string, query url.Values, body any) (*Response, error) {
+	// An operation run past its request's end (@defer) sends nothing
+	// once the request ended, and its calls in flight end with it.
+	ctx, stop := detach.Live(ctx)
+	defer stop()
 	var payload []byte
 	if body != nil {
 		var err error

@@ -467,7 +467,7 @@ func logOperation(log *slog.Logger) graphql.ResponseMiddleware {
 		resp := next(ctx)
 		// Asked first: the line's attributes cost allocations even when a
 		// handler at WARN or above drops it.
-		if !graphql.HasOperationContext(ctx) || !log.Enabled(ctx, slog.LevelInfo) {
+		if !graphql.HasOperationContext(ctx) || moreToCome(resp) || !log.Enabled(ctx, slog.LevelInfo) {
 			return resp
 		}
 		oc := graphql.GetOperationContext(ctx)
