@@ -127,7 +127,7 @@ func TestUpstreamCall(t *testing.T) {
 
 func TestSavings(t *testing.T) {
 	m := metrics.New()
-	zero := map[string]float64{`result="hit"`: 0, `result="miss"`: 0}
+	zero := map[string]float64{`result="hit"`: 0, `result="miss"`: 0, `result="stale"`: 0}
 	if got := count(t, m, "suregql_cache_requests_total"); fmt.Sprint(got) != fmt.Sprint(zero) {
 		t.Errorf("before Watch: suregql_cache_requests_total = %v, want %v", got, zero)
 	}
@@ -142,7 +142,7 @@ func TestSavings(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	want := map[string]float64{`result="hit"`: 2, `result="miss"`: 1}
+	want := map[string]float64{`result="hit"`: 2, `result="miss"`: 1, `result="stale"`: 0}
 	if got := count(t, m, "suregql_cache_requests_total"); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("suregql_cache_requests_total = %v, want %v", got, want)
 	}
