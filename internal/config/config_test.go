@@ -133,6 +133,9 @@ func TestParse(t *testing.T) {
 			if tc.want.ShutdownDelay == 0 && !tc.zeroDelay {
 				tc.want.ShutdownDelay = 5 * time.Second
 			}
+			if tc.want.StaleMax == 0 {
+				tc.want.StaleMax = time.Hour
+			}
 			if tc.want.ShowVersion {
 				// Nothing else is read: the server only prints its version.
 				tc.want = Config{ShowVersion: true}
