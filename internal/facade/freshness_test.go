@@ -166,3 +166,24 @@ func TestFreshness_StaleWhenUnavailable(t *testing.T) {
 		}
 	})
 }
+
+// The rateLimit field asks the upstream once the reading's window has
+// ended, even when the answer that would ask is fresh: a kept answer
+// carries no new figures.
+func TestFreshness_RateLimitFieldAfterTheReset(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		up := restclienttest.New()
+		up.SetRateLimit(restclienttest.DemoKey, 100)
+		h := freshFacade(t, up, false)
+		// The fake's windows are the clock's hours; the bubble starts on one.
+		time.Sleep(time.Hour - 10*time.Second)
+		const q = `{ rateLimit { remaining resetAt } }`
+		first := askFresh(t, h, q)
+		time.Sleep(20 * time.Second) // a new window; the probe's answer 20 s old
+		second := askFresh(t, h, q)
+		if second.Extensions.Upstream.Calls != 1 || string(second.Data["rateLimit"]) == string(first.Data["rateLimit"]) {
+			t.Errorf("after the reset: %d calls, %s (before: %s); want 1 call and the new window's figures",
+				second.Extensions.Upstream.Calls, second.Data["rateLimit"], first.Data["rateLimit"])
+		}
+	})
+}
