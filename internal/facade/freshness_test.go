@@ -187,3 +187,59 @@ func TestFreshness_RateLimitFieldAfterTheReset(t *testing.T) {
 		}
 	})
 }
+
+// In a batch, each operation reports the stale answers it read, also one
+// the batch's earlier operation read first.
+func TestFreshness_StaleInABatch(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		up := restclienttest.New()
+		up.SetRateLimit(restclienttest.DemoKey, 1)
+		h := freshFacade(t, up, false)
+		askFresh(t, h, categoriesQuery) // the hour's one call
+		time.Sleep(10 * time.Minute)
+		op, _ := json.Marshal(map[string]string{"query": categoriesQuery})
+		other, _ := json.Marshal(map[string]string{"query": chatsQuery})
+		rec := postIn(h, "["+string(op)+","+string(other)+","+string(op)+"]")
+		var answers []freshAnswer
+		if err := json.Unmarshal(rec.Body.Bytes(), &answers); err != nil || len(answers) != 3 {
+			t.Fatalf("batch answer %s: %v", rec.Body, err)
+		}
+		for i, wantStale := range []bool{true, false, true} {
+			a := answers[i]
+			if got := a.Extensions.Upstream.Stale != nil; got != wantStale || a.Extensions.Upstream.Calls != 0 {
+				t.Errorf("operation %d: stale %+v, calls %d; want stale %t, 0 calls", i, a.Extensions.Upstream.Stale, a.Extensions.Upstream.Calls, wantStale)
+			}
+		}
+		if len(answers[1].Errors) != 1 || answers[1].Errors[0].Extensions["code"] != "RATE_LIMITED" {
+			t.Errorf("chats, nothing held: errors %+v, want RATE_LIMITED", answers[1].Errors)
+		}
+	})
+}
+
+// Identical requests in flight together do not share an answer read
+// stale: the waiter reads for itself and reports its own staleness and
+// calls, never stale data shown as the upstream's.
+func TestFreshness_StaleAnswerNotShared(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		up := restclienttest.New()
+		h := freshFacade(t, up, false)
+		askFresh(t, h, categoriesQuery)
+		time.Sleep(10 * time.Minute)
+		up.FailNext("/api/v1/categories", 2, http.StatusInternalServerError, "application/json", `{"error":"boom"}`)
+		release := up.Hold()
+		answers := make(chan freshAnswer, 2)
+		for range 2 {
+			go func() { answers <- askFresh(t, h, categoriesQuery) }()
+		}
+		synctest.Wait() // the leader's GET held upstream, the other request waiting for it
+		release()
+		for range 2 {
+			a := <-answers
+			s := a.Extensions.Upstream.Stale
+			if s == nil || s.Reason != "upstream_unavailable" || a.Extensions.Upstream.Calls != 1 {
+				t.Errorf("stale %+v, calls %d, errors %v; want each request stale (upstream_unavailable) after its own failed call",
+					s, a.Extensions.Upstream.Calls, a.Errors)
+			}
+		}
+	})
+}
