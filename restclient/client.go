@@ -355,10 +355,21 @@ type Response struct {
 	Status    int
 	Body      []byte
 	RateLimit *RateLimit
+	// Stale is set on an answer a cache served from what it held past its
+	// freshness, because the upstream could not answer (see Staleness);
+	// nil for an answer of the upstream or a fresh one.
+	Stale *Staleness
 
 	// decoded holds Body decoded by the typed methods, once per Go type,
 	// for every caller the Response is handed to.
 	decoded decodedBodies
+}
+
+// Staleness says how old an answer served stale is, and why the upstream
+// did not answer in its place.
+type Staleness struct {
+	Age    time.Duration
+	Reason string // "rate_limited", "circuit_open" or "upstream_unavailable"
 }
 
 // decodedBodies is the memory of a Response's decoded body. A Response is

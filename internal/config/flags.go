@@ -52,9 +52,14 @@ var flags = []Flag{
 		parse: integer("max upstream calls", 0, func(c *Config) *int { return &c.MaxUpstreamCalls }),
 	},
 	{
-		Name: "cache-ttl", Env: "CACHE_TTL", Default: "0",
-		Usage: "keep GET answers per API key this long, e.g. 30s; 0 turns the cache off (env CACHE_TTL)",
-		parse: duration("cache TTL", false, func(c *Config) *time.Duration { return &c.CacheTTL }),
+		Name: "cache-ttl", Env: "CACHE_TTL",
+		Usage: "unset: serve GET answers per API key by the freshness rule (README, Freshness); a duration such as 30s caps every window of it; 0 turns the cache off (env CACHE_TTL)",
+		parse: offOrDuration("cache TTL", facade.CacheOff, func(c *Config) *time.Duration { return &c.CacheTTL }),
+	},
+	{
+		Name: "stale-max", Env: "STALE_MAX", Default: "1h",
+		Usage: "hold answers this long past their freshness, to answer (marked stale) when the key is out of quota or the upstream is unavailable; 0 turns it off (env STALE_MAX)",
+		parse: offOrDuration("stale max", facade.StaleOff, func(c *Config) *time.Duration { return &c.StaleMax }),
 	},
 	{
 		Name: "cors-origins", Env: "CORS_ORIGINS",
@@ -153,6 +158,25 @@ func duration(what string, positive bool, field func(*Config) *time.Duration) fu
 			return fmt.Errorf("%s %q is not a duration", what, s)
 		}
 		*field(c) = d
+		return nil
+	}
+}
+
+// offOrDuration reads a duration where 0 means off (stored as off) and
+// an empty value the default (stored as 0); what names it in the error.
+func offOrDuration(what string, off time.Duration, field func(*Config) *time.Duration) func(*Config, string) error {
+	read := duration(what, false, field)
+	return func(c *Config, s string) error {
+		if s == "" {
+			*field(c) = 0
+			return nil
+		}
+		if err := read(c, s); err != nil {
+			return err
+		}
+		if *field(c) == 0 {
+			*field(c) = off
+		}
 		return nil
 	}
 }
