@@ -38,6 +38,9 @@ type Config struct {
 	// StaleMax is facade.Config's: how long past their freshness answers
 	// are held to answer stale; facade.StaleOff for none (-stale-max 0).
 	StaleMax time.Duration
+	// CacheBytes bounds the in-process answer cache's memory
+	// (-cache-bytes).
+	CacheBytes int
 	// OperationTimeout is the deadline of one GraphQL request
 	// (-operation-timeout).
 	OperationTimeout time.Duration

@@ -53,6 +53,9 @@ func TestParse(t *testing.T) {
 		{name: "stale answers for a day", args: []string{"-stale-max", "24h"},
 			want: Config{Addr: ":8080", UpstreamTimeout: 10 * time.Second, MaxUpstreamCalls: 100, OperationTimeout: 15 * time.Second, StaleMax: 24 * time.Hour}},
 		{name: "negative stale max", env: map[string]string{"STALE_MAX": "-1m"}, wantErr: true},
+		{name: "cache bytes", args: []string{"-cache-bytes", "16777216"},
+			want: Config{Addr: ":8080", UpstreamTimeout: 10 * time.Second, MaxUpstreamCalls: 100, OperationTimeout: 15 * time.Second, CacheBytes: 16 << 20}},
+		{name: "cache bytes below a MiB", env: map[string]string{"CACHE_BYTES": "1000"}, wantErr: true},
 		{name: "CORS origins", args: []string{"-cors-origins", " https://app.example.com, http://localhost:3000 "},
 			want: Config{Addr: ":8080", UpstreamTimeout: 10 * time.Second, MaxUpstreamCalls: 100, OperationTimeout: 15 * time.Second,
 				CORSOrigins: []string{"https://app.example.com", "http://localhost:3000"}}},
@@ -143,6 +146,9 @@ func TestParse(t *testing.T) {
 			}
 			if tc.want.StaleMax == 0 {
 				tc.want.StaleMax = time.Hour
+			}
+			if tc.want.CacheBytes == 0 {
+				tc.want.CacheBytes = 64 << 20
 			}
 			if tc.want.ShowVersion {
 				// Nothing else is read: the server only prints its version.

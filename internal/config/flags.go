@@ -62,6 +62,11 @@ var flags = []Flag{
 		parse: offOrDuration("stale max", facade.StaleOff, func(c *Config) *time.Duration { return &c.StaleMax }),
 	},
 	{
+		Name: "cache-bytes", Env: "CACHE_BYTES", Default: strconv.Itoa(facade.DefaultCacheBytes),
+		Usage: "memory the answer cache of this process may take, in bytes (an estimate: each answer's body and its decoded values); past it the least recently used answers go (env CACHE_BYTES)",
+		parse: integer("cache bytes", 1<<20, func(c *Config) *int { return &c.CacheBytes }),
+	},
+	{
 		Name: "cors-origins", Env: "CORS_ORIGINS",
 		Usage: "comma-separated origins whose pages may call /graphql from a browser, e.g. https://app.example.com, or * for any; empty turns CORS off (env CORS_ORIGINS)",
 		parse: parseOrigins,
@@ -185,8 +190,11 @@ func offOrDuration(what string, off time.Duration, field func(*Config) *time.Dur
 // the error.
 func integer(what string, least int, field func(*Config) *int) func(*Config, string) error {
 	kind := "a positive integer"
-	if least == 0 {
+	switch {
+	case least == 0:
 		kind = "a non-negative integer"
+	case least > 1:
+		kind = "an integer of at least " + strconv.Itoa(least)
 	}
 	return func(c *Config, s string) error {
 		n, err := strconv.Atoi(s)

@@ -83,6 +83,10 @@ type Config struct {
 	StaleMax time.Duration
 	// CacheSize bounds the cache (answers kept); 0 means DefaultCacheSize.
 	CacheSize int
+	// CacheBytes bounds the memory of the in-process cache's answers (an
+	// estimate, see restcache.Cache.LimitBytes); 0 means
+	// DefaultCacheBytes. Redis bounds its own (maxmemory).
+	CacheBytes int
 	// Coalescer shares identical GETs in flight between requests of one
 	// key; nil makes a new one. Tests pass their own to watch it. New
 	// gives it the handler's numbering of writes (its Generations field)
@@ -167,6 +171,9 @@ type Config struct {
 const (
 	DefaultMaxUpstreamCalls = 100
 	DefaultCacheSize        = 10_000
+	// DefaultCacheBytes keeps the cache within a quarter of the 256 MiB
+	// the deployment gives a replica.
+	DefaultCacheBytes       = 64 << 20
 	DefaultStaleMax         = time.Hour
 	DefaultOperationTimeout = 15 * time.Second
 	DefaultMaxDepth         = querylimit.DefaultMaxDepth
@@ -301,6 +308,9 @@ func (cfg Config) withDefaults() Config {
 	if cfg.MaxResponseBytes <= 0 {
 		cfg.MaxResponseBytes = DefaultMaxResponseBytes
 	}
+	if cfg.CacheBytes <= 0 {
+		cfg.CacheBytes = DefaultCacheBytes
+	}
 	if cfg.CacheSize <= 0 {
 		cfg.CacheSize = DefaultCacheSize
 	}
@@ -434,7 +444,7 @@ func newShared(cfg Config, log *slog.Logger, accepted *acceptedKeys) *planner.Sh
 		// StaleMax) and by its maxmemory policy, not by a count.
 		shared.Cache = cfg.Redis.FreshCache(fresh, nil)
 	default:
-		shared.Cache = restcache.NewFreshCache(cfg.CacheSize, fresh)
+		shared.Cache = restcache.NewFreshCache(cfg.CacheSize, fresh).LimitBytes(int64(cfg.CacheBytes))
 	}
 	if shared.Coalescer == nil {
 		shared.Coalescer = &restcache.Coalescer{}

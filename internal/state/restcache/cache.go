@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
@@ -29,6 +30,15 @@ type Cache struct {
 	holds byKey[map[restclient.Resource]time.Time] // key hash -> resources not kept until
 
 	counts staleCounters
+
+	// maxBytes bounds the memory the held answers take, as answerCost
+	// estimates it (0: no bound but the count); bytes is their sum.
+	maxBytes int64
+	bytes    atomic.Int64
+	// addMu makes replacing an answer and evicting past maxBytes one
+	// step: the LRU's Add of a held id replaces it without the eviction
+	// callback that takes its cost off.
+	addMu sync.Mutex
 }
 
 // held is an answer the cache holds, and when it arrived.
@@ -55,6 +65,24 @@ func NewFreshCache(size int, f Freshness) *Cache {
 	// read answers cached before its writes: its answers go too.
 	c.gens = NewGenerations(DefaultMaxKeys, c.dropKeyHash)
 	return c
+}
+
+// LimitBytes bounds the memory the cache's answers take to about n bytes
+// (answerCost): past it the least recently used answers go first. The
+// count bound alone would let 10,000 large answers (a page of 100
+// categories is about 30 KB of JSON, a chat's page of long replies more)
+// outgrow a small container. It returns c.
+func (c *Cache) LimitBytes(n int64) *Cache {
+	c.maxBytes = n
+	return c
+}
+
+// answerCost estimates the memory an answer takes while held: its body,
+// the Go values it is decoded into once read (restclient keeps them with
+// the answer, and they take about twice the JSON's bytes), and the
+// entry's own bookkeeping.
+func answerCost(id string, resp *restclient.Response) int64 {
+	return int64(3*len(resp.Body) + 2*len(id) + 512)
 }
 
 // Generations returns the write generations the cache keys answers by;
@@ -86,7 +114,7 @@ func (c *Cache) FetchAs(ctx context.Context, key callerkey.Key, path string, fet
 	}
 	// The LRU calls unindex (which locks c.mu) when Add evicts: add first,
 	// index after, never holding c.mu around the LRU.
-	c.lru.Add(id, held{resp: resp, at: c.fresh.now()})
+	c.add(id, held{resp: resp, at: c.fresh.now()})
 	kh := keyOfID(id)
 	c.mu.Lock()
 	ids := c.byKey[kh]
@@ -97,6 +125,18 @@ func (c *Cache) FetchAs(ctx context.Context, key callerkey.Key, path string, fet
 	ids[id] = struct{}{}
 	c.mu.Unlock()
 	return resp, nil
+}
+
+// add holds h as id, within maxBytes.
+func (c *Cache) add(id string, h held) {
+	c.addMu.Lock()
+	defer c.addMu.Unlock()
+	c.lru.Remove(id) // its cost goes with it (unindex)
+	c.bytes.Add(answerCost(id, h.resp))
+	c.lru.Add(id, h)
+	for c.maxBytes > 0 && c.bytes.Load() > c.maxBytes && c.lru.Len() > 1 {
+		c.lru.RemoveOldest()
+	}
 }
 
 // Hold keeps no answer of key's resource for d (Holder).
@@ -144,7 +184,8 @@ func (c *Cache) dropKeyHash(kh string) {
 }
 
 // unindex is the LRU's eviction callback (size or Remove).
-func (c *Cache) unindex(id string, _ held) {
+func (c *Cache) unindex(id string, h held) {
+	c.bytes.Add(-answerCost(id, h.resp))
 	kh := keyOfID(id)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -162,6 +203,9 @@ func (c *Cache) Stats() (hits, misses int64) { return c.counts.fresh.Load(), c.c
 
 // Counts returns what the cache answered since it was made.
 func (c *Cache) Counts() CacheCounts { return c.counts.counts() }
+
+// Bytes returns the memory the cached answers take, as estimated.
+func (c *Cache) Bytes() int64 { return c.bytes.Load() }
 
 // Len returns the number of cached answers.
 func (c *Cache) Len() int { return c.lru.Len() }

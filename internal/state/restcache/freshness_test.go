@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -233,6 +235,38 @@ func TestFreshness_StaleOff(t *testing.T) {
 		down := &restclient.UnavailableError{Status: http.StatusBadGateway, Err: errors.New("502")}
 		if _, err := failing(c, "k", "categories/c1", down); !errors.Is(err, down) {
 			t.Errorf("got %v, want the upstream's error", err)
+		}
+	})
+}
+
+// The cache's memory is bounded in bytes as well as in answers: large
+// answers push the least recently used out, the newest is still served,
+// and what the cache says it holds never passes the bound.
+func TestCache_LimitBytes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const bound = 1 << 20
+		c := restcache.NewFreshCache(10_000, restcache.Freshness{}).LimitBytes(bound)
+		page := `{"categories":[` + strings.Repeat(`{"id":"x","name":"a long enough name"},`, 2_000) + `{}]}`
+		for i := range 20 {
+			counted(t.Context(), t, c, "categories?page="+strconv.Itoa(i), page)
+			if c.Bytes() > bound {
+				t.Fatalf("after %d answers of %d bytes the cache holds %d bytes, over its bound of %d", i+1, len(page), c.Bytes(), bound)
+			}
+		}
+		if c.Len() >= 20 || c.Len() == 0 {
+			t.Fatalf("the cache holds %d of 20 answers of %d bytes under a bound of %d bytes", c.Len(), len(page), bound)
+		}
+		if _, called := counted(t.Context(), t, c, "categories?page=19", page); called {
+			t.Error("the newest answer was evicted")
+		}
+		if _, called := counted(t.Context(), t, c, "categories?page=0", page); !called {
+			t.Error("the oldest answer was still served past the bound")
+		}
+		// Replacing an answer does not count it twice.
+		before := c.Bytes()
+		counted(restcache.WithRevalidate(t.Context()), t, c, "categories?page=19", page)
+		if c.Bytes() != before {
+			t.Errorf("replacing an answer moved the cache's bytes from %d to %d", before, c.Bytes())
 		}
 	})
 }
