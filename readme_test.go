@@ -36,6 +36,24 @@ func TestREADME_ClientSnippets(t *testing.T) {
 	}
 }
 
+// README.md's Apollo Client snippets for live data are the files .ci/apollo
+// runs against the demo server in CI, shown verbatim.
+func TestREADME_ApolloLiveSnippets(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"defer-client.mjs"} {
+		src, err := os.ReadFile(filepath.Join(".ci", "apollo", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(readme), "```js\n"+string(src)+"```\n") {
+			t.Errorf("README.md does not show .ci/apollo/%s verbatim in a ```js block: copy the file there", f)
+		}
+	}
+}
+
 // README.md's configuration section is the user's view of package
 // config's table of flags: a row | `-flag` | `VARIABLE` | default | meaning |
 // for each flag with a variable, in the table's order, with the table's

@@ -229,7 +229,7 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 	draining := make(chan struct{})
 	srv := newHTTPServer(facade.New(facade.Config{
 		Upstream: up.client, Log: log, PlaygroundAPIKey: up.playgroundKey, Demo: up.demo,
-		MaxUpstreamCalls: cfg.MaxUpstreamCalls, CacheTTL: cfg.CacheTTL,
+		MaxUpstreamCalls: cfg.MaxUpstreamCalls, CacheTTL: cfg.CacheTTL, StaleMax: cfg.StaleMax, CacheBytes: cfg.CacheBytes,
 		OperationTimeout: cfg.OperationTimeout, CORSOrigins: cfg.CORSOrigins, CORSHeaders: cfg.CORSHeaders,
 		DisablePlayground: cfg.DisablePlayground, DisableIntrospection: cfg.DisableIntrospection,
 		MaxDepth: cfg.MaxDepth, MaxResponseBytes: cfg.MaxResponseBytes, MaxBatch: cfg.MaxBatch,

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/suregql/suregql/internal/edge/detach"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -354,10 +355,21 @@ type Response struct {
 	Status    int
 	Body      []byte
 	RateLimit *RateLimit
+	// Stale is set on an answer a cache served from what it held past its
+	// freshness, because the upstream could not answer (see Staleness);
+	// nil for an answer of the upstream or a fresh one.
+	Stale *Staleness
 
 	// decoded holds Body decoded by the typed methods, once per Go type,
 	// for every caller the Response is handed to.
 	decoded decodedBodies
+}
+
+// Staleness says how old an answer served stale is, and why the upstream
+// did not answer in its place.
+type Staleness struct {
+	Age    time.Duration
+	Reason string // "rate_limited", "circuit_open" or "upstream_unavailable"
 }
 
 // decodedBodies is the memory of a Response's decoded body. A Response is
@@ -503,6 +515,10 @@ func (c *Client) write(ctx context.Context, method, path string, body, out any) 
 // send performs the request with retries (GET only) and turns any non-2xx
 // answer into a typed error.
 func (c *Client) send(ctx context.Context, method, path string, query url.Values, body any) (*Response, error) {
+	// An operation run past its request's end (@defer) sends nothing
+	// once the request ended, and its calls in flight end with it.
+	ctx, stop := detach.Live(ctx)
+	defer stop()
 	var payload []byte
 	if body != nil {
 		var err error

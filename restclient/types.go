@@ -296,3 +296,42 @@ func AwaitsReply(path string, resp *Response) bool {
 	}
 	return newest.Role == "user" || time.Since(newest.UpdatedAt) < ReplyWindow
 }
+
+// ImportSettled reports whether status is one an import stays in by
+// itself: complete, failed or revert_failed. Any other (pending,
+// importing, reverting, or one this client does not know) may change
+// without a write.
+func ImportSettled(status string) bool {
+	switch status {
+	case "complete", "failed", "revert_failed":
+		return true
+	}
+	return false
+}
+
+// ImportsSettled reports whether resp, the answer of a GET of imports at
+// path (relative to /api/v1: one import, or a page of the list), holds
+// only imports whose status is settled (ImportSettled): an answer that
+// would change by itself is false, as is one that does not decode.
+func ImportsSettled(path string, resp *Response) bool {
+	if resp == nil || resp.Status != http.StatusOK {
+		return false
+	}
+	switch Endpoint(http.MethodGet, path) {
+	case "GET /api/v1/imports/{id}":
+		a, err := decodeShared[importAnswer](resp)
+		return err == nil && ImportSettled(a.Data.Status)
+	case "GET /api/v1/imports":
+		p, err := decodeShared[ImportPage](resp)
+		if err != nil {
+			return false
+		}
+		for i := range p.Imports {
+			if !ImportSettled(p.Imports[i].Status) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}

@@ -31,9 +31,16 @@ type Config struct {
 	// MaxUpstreamCalls caps the upstream calls of one operation, 0 for no
 	// cap (-max-upstream-calls).
 	MaxUpstreamCalls int
-	// CacheTTL is how long GET answers are kept per API key; 0 turns the
-	// cache off (-cache-ttl).
+	// CacheTTL is facade.Config's: 0 (unset) serves GET answers by the
+	// freshness rule, a duration caps its windows, facade.CacheOff turns
+	// the cache off (-cache-ttl 0).
 	CacheTTL time.Duration
+	// StaleMax is facade.Config's: how long past their freshness answers
+	// are held to answer stale; facade.StaleOff for none (-stale-max 0).
+	StaleMax time.Duration
+	// CacheBytes bounds the in-process answer cache's memory
+	// (-cache-bytes).
+	CacheBytes int
 	// OperationTimeout is the deadline of one GraphQL request
 	// (-operation-timeout).
 	OperationTimeout time.Duration

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/suregql/suregql/internal/facade"
 )
 
 func TestParse(t *testing.T) {
@@ -45,6 +47,15 @@ func TestParse(t *testing.T) {
 		{name: "bad timeout", args: []string{"-upstream-timeout", "soon"}, wantErr: true},
 		{name: "negative budget", env: map[string]string{"MAX_UPSTREAM_CALLS": "-1"}, wantErr: true},
 		{name: "bad cache TTL", args: []string{"-cache-ttl", "forever"}, wantErr: true},
+		{name: "cache off, stale answers off", args: []string{"-cache-ttl", "0"}, env: map[string]string{"STALE_MAX": "0"},
+			want: Config{Addr: ":8080", UpstreamTimeout: 10 * time.Second, MaxUpstreamCalls: 100, OperationTimeout: 15 * time.Second,
+				CacheTTL: facade.CacheOff, StaleMax: facade.StaleOff}},
+		{name: "stale answers for a day", args: []string{"-stale-max", "24h"},
+			want: Config{Addr: ":8080", UpstreamTimeout: 10 * time.Second, MaxUpstreamCalls: 100, OperationTimeout: 15 * time.Second, StaleMax: 24 * time.Hour}},
+		{name: "negative stale max", env: map[string]string{"STALE_MAX": "-1m"}, wantErr: true},
+		{name: "cache bytes", args: []string{"-cache-bytes", "16777216"},
+			want: Config{Addr: ":8080", UpstreamTimeout: 10 * time.Second, MaxUpstreamCalls: 100, OperationTimeout: 15 * time.Second, CacheBytes: 16 << 20}},
+		{name: "cache bytes below a MiB", env: map[string]string{"CACHE_BYTES": "1000"}, wantErr: true},
 		{name: "CORS origins", args: []string{"-cors-origins", " https://app.example.com, http://localhost:3000 "},
 			want: Config{Addr: ":8080", UpstreamTimeout: 10 * time.Second, MaxUpstreamCalls: 100, OperationTimeout: 15 * time.Second,
 				CORSOrigins: []string{"https://app.example.com", "http://localhost:3000"}}},
@@ -132,6 +143,12 @@ func TestParse(t *testing.T) {
 			}
 			if tc.want.ShutdownDelay == 0 && !tc.zeroDelay {
 				tc.want.ShutdownDelay = 5 * time.Second
+			}
+			if tc.want.StaleMax == 0 {
+				tc.want.StaleMax = time.Hour
+			}
+			if tc.want.CacheBytes == 0 {
+				tc.want.CacheBytes = 64 << 20
 			}
 			if tc.want.ShowVersion {
 				// Nothing else is read: the server only prints its version.

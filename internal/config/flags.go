@@ -52,9 +52,19 @@ var flags = []Flag{
 		parse: integer("max upstream calls", 0, func(c *Config) *int { return &c.MaxUpstreamCalls }),
 	},
 	{
-		Name: "cache-ttl", Env: "CACHE_TTL", Default: "0",
-		Usage: "keep GET answers per API key this long, e.g. 30s; 0 turns the cache off (env CACHE_TTL)",
-		parse: duration("cache TTL", false, func(c *Config) *time.Duration { return &c.CacheTTL }),
+		Name: "cache-ttl", Env: "CACHE_TTL",
+		Usage: "unset: serve GET answers per API key by the freshness rule (README, Freshness); a duration such as 30s caps every window of it; 0 turns the cache off (env CACHE_TTL)",
+		parse: offOrDuration("cache TTL", facade.CacheOff, func(c *Config) *time.Duration { return &c.CacheTTL }),
+	},
+	{
+		Name: "stale-max", Env: "STALE_MAX", Default: "1h",
+		Usage: "hold answers this long past their freshness, to answer (marked stale) when the key is out of quota or the upstream is unavailable; 0 turns it off (env STALE_MAX)",
+		parse: offOrDuration("stale max", facade.StaleOff, func(c *Config) *time.Duration { return &c.StaleMax }),
+	},
+	{
+		Name: "cache-bytes", Env: "CACHE_BYTES", Default: strconv.Itoa(facade.DefaultCacheBytes),
+		Usage: "memory the answer cache of this process may take, in bytes (an estimate: each answer's body and its decoded values); past it the least recently used answers go (env CACHE_BYTES)",
+		parse: integer("cache bytes", 1<<20, func(c *Config) *int { return &c.CacheBytes }),
 	},
 	{
 		Name: "cors-origins", Env: "CORS_ORIGINS",
@@ -157,12 +167,34 @@ func duration(what string, positive bool, field func(*Config) *time.Duration) fu
 	}
 }
 
+// offOrDuration reads a duration where 0 means off (stored as off) and
+// an empty value the default (stored as 0); what names it in the error.
+func offOrDuration(what string, off time.Duration, field func(*Config) *time.Duration) func(*Config, string) error {
+	read := duration(what, false, field)
+	return func(c *Config, s string) error {
+		if s == "" {
+			*field(c) = 0
+			return nil
+		}
+		if err := read(c, s); err != nil {
+			return err
+		}
+		if *field(c) == 0 {
+			*field(c) = off
+		}
+		return nil
+	}
+}
+
 // integer reads an integer of at least least (0 or 1); what names it in
 // the error.
 func integer(what string, least int, field func(*Config) *int) func(*Config, string) error {
 	kind := "a positive integer"
-	if least == 0 {
+	switch {
+	case least == 0:
 		kind = "a non-negative integer"
+	case least > 1:
+		kind = "an integer of at least " + strconv.Itoa(least)
 	}
 	return func(c *Config, s string) error {
 		n, err := strconv.Atoi(s)

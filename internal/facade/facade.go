@@ -70,11 +70,23 @@ type Config struct {
 	// cap). An operation may also spend at most a quarter of the key's
 	// hourly limit (25 calls of a standard key), see planner.Budget.
 	MaxUpstreamCalls int
-	// CacheTTL turns on a per-key cache of GET answers kept that long;
-	// 0 leaves it off.
+	// CacheTTL sets the per-key cache of GET answers: 0 serves each
+	// answer by the freshness rule (restcache.DefaultWindows, following
+	// the key's quota; README, "Freshness"); a duration above 0 caps
+	// every window of the rule at it; CacheOff turns the cache off (every
+	// read goes upstream, and nothing is held to answer stale).
 	CacheTTL time.Duration
+	// StaleMax is how long past its freshness an answer is held to answer
+	// a read the upstream cannot (the key out of quota, the circuit open,
+	// the upstream failing), marked extensions.upstream.stale: 0 means
+	// DefaultStaleMax, StaleOff holds none.
+	StaleMax time.Duration
 	// CacheSize bounds the cache (answers kept); 0 means DefaultCacheSize.
 	CacheSize int
+	// CacheBytes bounds the memory of the in-process cache's answers (an
+	// estimate, see restcache.Cache.LimitBytes); 0 means
+	// DefaultCacheBytes. Redis bounds its own (maxmemory).
+	CacheBytes int
 	// Coalescer shares identical GETs in flight between requests of one
 	// key; nil makes a new one. Tests pass their own to watch it. New
 	// gives it the handler's numbering of writes (its Generations field)
@@ -159,6 +171,10 @@ type Config struct {
 const (
 	DefaultMaxUpstreamCalls = 100
 	DefaultCacheSize        = 10_000
+	// DefaultCacheBytes keeps the cache within a quarter of the 256 MiB
+	// the deployment gives a replica.
+	DefaultCacheBytes       = 64 << 20
+	DefaultStaleMax         = time.Hour
 	DefaultOperationTimeout = 15 * time.Second
 	DefaultMaxDepth         = querylimit.DefaultMaxDepth
 	DefaultMaxResponseBytes = 4 << 20
@@ -168,6 +184,13 @@ const (
 	// DefaultMaxBatch: Apollo's BatchHttpLink sends at most 10 operations
 	// a batch by default.
 	DefaultMaxBatch = gqlhttp.DefaultMaxBatch
+)
+
+// CacheOff and StaleOff turn the cache (Config.CacheTTL) and its stale
+// answers (Config.StaleMax) off.
+const (
+	CacheOff time.Duration = -1
+	StaleOff time.Duration = -1
 )
 
 // New returns the facade's HTTP handler: POST/GET /graphql, the playground
@@ -285,8 +308,14 @@ func (cfg Config) withDefaults() Config {
 	if cfg.MaxResponseBytes <= 0 {
 		cfg.MaxResponseBytes = DefaultMaxResponseBytes
 	}
+	if cfg.CacheBytes <= 0 {
+		cfg.CacheBytes = DefaultCacheBytes
+	}
 	if cfg.CacheSize <= 0 {
 		cfg.CacheSize = DefaultCacheSize
+	}
+	if cfg.StaleMax == 0 {
+		cfg.StaleMax = DefaultStaleMax
 	}
 	if cfg.MaxBatch <= 0 {
 		cfg.MaxBatch = DefaultMaxBatch
@@ -407,14 +436,15 @@ func newShared(cfg Config, log *slog.Logger, accepted *acceptedKeys) *planner.Sh
 	if cfg.TracerProvider != nil {
 		shared.Upstream = shared.Upstream.WithTransport(tracedUpstream(cfg.TracerProvider, cfg.Propagator))
 	}
+	fresh := restcache.Freshness{Cap: max(cfg.CacheTTL, 0), StaleMax: max(cfg.StaleMax, 0), Quota: shared.RateLimits.Get}
 	switch {
-	case cfg.CacheTTL <= 0:
+	case cfg.CacheTTL < 0:
 	case cfg.Redis != nil:
-		// Redis bounds it by time (each answer's TTL) and by its
-		// maxmemory policy, not by a count.
-		shared.Cache = cfg.Redis.Cache(cfg.CacheTTL, nil)
+		// Redis bounds it by time (each answer's longest window and
+		// StaleMax) and by its maxmemory policy, not by a count.
+		shared.Cache = cfg.Redis.FreshCache(fresh, nil)
 	default:
-		shared.Cache = restcache.NewCache(cfg.CacheSize, cfg.CacheTTL)
+		shared.Cache = restcache.NewFreshCache(cfg.CacheSize, fresh).LimitBytes(int64(cfg.CacheBytes))
 	}
 	if shared.Coalescer == nil {
 		shared.Coalescer = &restcache.Coalescer{}
@@ -467,7 +497,7 @@ func logOperation(log *slog.Logger) graphql.ResponseMiddleware {
 		resp := next(ctx)
 		// Asked first: the line's attributes cost allocations even when a
 		// handler at WARN or above drops it.
-		if !graphql.HasOperationContext(ctx) || !log.Enabled(ctx, slog.LevelInfo) {
+		if !graphql.HasOperationContext(ctx) || moreToCome(resp) || !log.Enabled(ctx, slog.LevelInfo) {
 			return resp
 		}
 		oc := graphql.GetOperationContext(ctx)
@@ -673,6 +703,9 @@ func reportUpstreamCost(ctx context.Context, next graphql.ResponseHandler) *grap
 	if rl := l.RateLimit(); rl != nil {
 		up.RateLimit = newRateLimitReport(rl)
 	}
+	if age, reason, stale := planner.OperationStale(ctx); stale {
+		up.Stale = &staleReport{AgeSeconds: int(age / time.Second), Reason: reason}
+	}
 	if resp.Extensions == nil {
 		resp.Extensions = map[string]any{}
 	}
@@ -686,6 +719,17 @@ func reportUpstreamCost(ctx context.Context, next graphql.ResponseHandler) *grap
 type upstreamReport struct {
 	Calls     int              `json:"calls"`
 	RateLimit *rateLimitReport `json:"rateLimit,omitempty"`
+	Stale     *staleReport     `json:"stale,omitempty"`
+}
+
+// staleReport is extensions.upstream.stale: some data of the answer was
+// served from what the facade held past its freshness, because the
+// upstream could not answer. Of several such reads, the oldest: its age in
+// whole seconds and its reason (rate_limited, circuit_open,
+// upstream_unavailable).
+type staleReport struct {
+	AgeSeconds int    `json:"ageSeconds"`
+	Reason     string `json:"reason"`
 }
 
 // rateLimitReport is extensions.upstream.rateLimit: what the upstream's

@@ -111,6 +111,12 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 		t.Fatal(err)
 	}
 	cfg.facade.Upstream = client
+	// The harness's tests are about plans and answers, whose calls a
+	// cache would hide: the cache is off unless a test sets CacheTTL (a
+	// cap). The default rule is tested in a bubble (freshness_test.go).
+	if cfg.facade.CacheTTL == 0 {
+		cfg.facade.CacheTTL = facade.CacheOff
+	}
 	if cfg.facade.Log == nil {
 		cfg.facade.Log = slog.New(slog.DiscardHandler)
 	}

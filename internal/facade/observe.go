@@ -87,12 +87,19 @@ func (o *observer) InterceptOperation(ctx context.Context, next graphql.Operatio
 	done := false
 	return func(ctx context.Context) *graphql.Response {
 		resp := h(ctx)
-		if !done { // queries and mutations answer once
+		if !done && !moreToCome(resp) { // once: at the last part of a @defer
 			done = true
 			o.record(ctx, resp, span)
 		}
 		return resp
 	}
+}
+
+// moreToCome reports whether resp is a part of an incrementally delivered
+// answer (@defer) that others follow: an operation is recorded, and
+// logged, once, with its last part, when all its calls are known.
+func moreToCome(resp *graphql.Response) bool {
+	return resp != nil && resp.HasNext != nil && *resp.HasNext
 }
 
 // InterceptResponse records the requests refused before an operation ran:

@@ -48,7 +48,9 @@ func newVariantEnv(t *testing.T, wrap func(http.Handler) http.Handler) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(facade.New(facade.Config{Upstream: client, Log: slog.New(slog.DiscardHandler)}))
+	// The cache off, as newEnv has it: these tests count what each answer
+	// of the variant costs.
+	srv := httptest.NewServer(facade.New(facade.Config{Upstream: client, Log: slog.New(slog.DiscardHandler), CacheTTL: facade.CacheOff}))
 	t.Cleanup(srv.Close)
 	return &env{t: t, upstream: up, server: srv}
 }

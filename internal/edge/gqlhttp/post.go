@@ -10,9 +10,11 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
+	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/suregql/suregql/graph"
+	"github.com/suregql/suregql/internal/edge/detach"
 	"github.com/suregql/suregql/restclient"
 )
 
@@ -38,6 +40,10 @@ const (
 //   - it answers a batch (a JSON array of requests) with an array (see
 //     answerBatch).
 func (s *server) postAnswer(w http.ResponseWriter, r *http.Request, req postRequest) {
+	if streams(r, req) {
+		s.streamAnswer(w, r, req)
+		return
+	}
 	ctx := r.Context()
 	media := answerMedia(r.Header.Get("Accept"))
 	w.Header().Set("Content-Type", media)
@@ -97,6 +103,15 @@ func (s *server) getAnswer(w http.ResponseWriter, r *http.Request) {
 // application/graphql-response+json; an operation whose request ran out of
 // time before it started is not run.
 func execute(ctx context.Context, exec graphql.GraphExecutor, params *graphql.RawParams, header http.Header, media string) (int, *graphql.Response, bool) {
+	status, resp, withData, _ := start(ctx, exec, params, header, media, false)
+	return status, resp, withData
+}
+
+// start runs one operation as execute does; for an answer that streams,
+// it also returns what yields its later answers (the deferred fragments;
+// nil when it did not run), and a query then runs past its request's end
+// (see streamAnswer).
+func start(ctx context.Context, exec graphql.GraphExecutor, params *graphql.RawParams, header http.Header, media string, stream bool) (int, *graphql.Response, bool, func() *graphql.Response) {
 	params.Headers = header
 	rc, errs := exec.CreateOperationContext(ctx, params)
 	if errs != nil {
@@ -104,12 +119,15 @@ func execute(ctx context.Context, exec graphql.GraphExecutor, params *graphql.Ra
 		if media == mediaGraphQLResponse && errcode.GetErrorKind(errs) == errcode.KindProtocol {
 			status = http.StatusBadRequest
 		}
-		return status, exec.DispatchError(graphql.WithOperationContext(ctx, rc), errs), media == mediaJSON
+		return status, exec.DispatchError(graphql.WithOperationContext(ctx, rc), errs), media == mediaJSON, nil
 	}
 	if err := ctx.Err(); err != nil {
 		// gqlgen would answer null; say why, through the response
 		// middlewares (request id, cost, log line, metrics).
-		return http.StatusOK, exec.DispatchError(graphql.WithOperationContext(ctx, rc), gqlerror.List{notRun(err)}), media == mediaJSON
+		return http.StatusOK, exec.DispatchError(graphql.WithOperationContext(ctx, rc), gqlerror.List{notRun(err)}), media == mediaJSON, nil
+	}
+	if stream && rc.Operation.Operation == ast.Query {
+		ctx = detach.Operation(ctx)
 	}
 	responses, ctx := exec.DispatchOperation(ctx, rc)
 	resp := responses(ctx)
@@ -123,7 +141,10 @@ func execute(ctx context.Context, exec graphql.GraphExecutor, params *graphql.Ra
 		}
 		resp = &graphql.Response{Errors: gqlerror.List{notRun(err)}}
 	}
-	return http.StatusOK, resp, true
+	if !stream {
+		return http.StatusOK, resp, true, nil
+	}
+	return http.StatusOK, resp, true, func() *graphql.Response { return responses(ctx) }
 }
 
 // notRun is the error of an operation not run because its request's

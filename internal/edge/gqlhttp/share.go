@@ -13,6 +13,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/suregql/suregql/graph"
+	"github.com/suregql/suregql/internal/planning/planner"
 )
 
 // sharedQueries lets identical requests of one API key that are in flight
@@ -185,7 +186,9 @@ func (s *sharedQueries) middleware(ctx context.Context, next graphql.ResponseHan
 		return next(ctx)
 	}
 	resp := next(ctx)
-	if shareable(resp) && ctx.Err() == nil {
+	// An answer read stale is not shared: each waiter reads for itself
+	// (from the cache, at no call) and reports its own staleness.
+	if _, _, stale := planner.OperationStale(ctx); shareable(resp) && ctx.Err() == nil && !stale {
 		// A copy: the caller's outer middlewares add to resp.
 		s.finish(q, &sharedAnswer{answer: answerFor(resp), operation: oc.Operation, doc: oc.Doc})
 	} else {

@@ -101,8 +101,9 @@ type Metrics struct {
 
 // CacheStats is what metrics reads of an answer cache.
 type CacheStats interface {
-	// Stats returns the GETs answered from the cache and those passed on.
-	Stats() (hits, misses int64)
+	// Counts returns the GETs answered fresh, stale (by reason) and those
+	// passed on.
+	Counts() restcache.CacheCounts
 }
 
 type cacheStats struct{ CacheStats }
@@ -401,7 +402,9 @@ var (
 	sharedDesc = prometheus.NewDesc("suregql_upstream_shared_total",
 		"GETs answered by an identical GET of the same key already in flight, instead of a call of their own.", nil, nil)
 	cacheDesc = prometheus.NewDesc("suregql_cache_requests_total",
-		"GETs looked up in the answer cache (-cache-ttl), by result: hit (answered without a call) or miss.", []string{"result"}, nil)
+		"GETs looked up in the answer cache, by result: hit (answered fresh, without a call), stale (the upstream could not answer: answered from what was held, past its freshness) or miss (passed on).", []string{"result"}, nil)
+	staleDesc = prometheus.NewDesc("suregql_cache_stale_total",
+		"GETs answered stale (from what the cache held past its freshness), by reason the upstream did not answer: rate_limited, circuit_open, upstream_unavailable.", []string{"reason"}, nil)
 	redisUpDesc = prometheus.NewDesc("suregql_redis_up",
 		"1 while the shared state's Redis is asked, 0 while its circuit breaker is open (requests are answered from the upstream without it).", nil, nil)
 	redisRequestsDesc = prometheus.NewDesc("suregql_redis_requests_total",
@@ -423,6 +426,7 @@ var circuitStates = []restclient.BreakerState{restclient.BreakerClosed, restclie
 func (s savings) Describe(ch chan<- *prometheus.Desc) {
 	ch <- sharedDesc
 	ch <- cacheDesc
+	ch <- staleDesc
 	ch <- redisUpDesc
 	ch <- redisRequestsDesc
 	ch <- circuitStateDesc
@@ -450,12 +454,13 @@ func (s savings) collectBreaker(ch chan<- prometheus.Metric) {
 }
 
 func (s savings) Collect(ch chan<- prometheus.Metric) {
-	var shared, hits, misses int64
+	var shared int64
 	if co := s.m.coalescer.Load(); co != nil {
 		_, shared, _ = co.Stats()
 	}
+	var counts restcache.CacheCounts
 	if c := s.m.cache.Load(); c != nil {
-		hits, misses = c.Stats()
+		counts = c.Counts()
 	}
 	if r := s.m.shared.Load(); r != nil {
 		up := 0.0
@@ -470,6 +475,10 @@ func (s savings) Collect(ch chan<- prometheus.Metric) {
 	}
 	s.collectBreaker(ch)
 	ch <- prometheus.MustNewConstMetric(sharedDesc, prometheus.CounterValue, float64(shared))
-	ch <- prometheus.MustNewConstMetric(cacheDesc, prometheus.CounterValue, float64(hits), "hit")
-	ch <- prometheus.MustNewConstMetric(cacheDesc, prometheus.CounterValue, float64(misses), "miss")
+	ch <- prometheus.MustNewConstMetric(cacheDesc, prometheus.CounterValue, float64(counts.Fresh), "hit")
+	ch <- prometheus.MustNewConstMetric(cacheDesc, prometheus.CounterValue, float64(counts.Stale), "stale")
+	ch <- prometheus.MustNewConstMetric(cacheDesc, prometheus.CounterValue, float64(counts.Misses), "miss")
+	for _, r := range restcache.StaleReasons {
+		ch <- prometheus.MustNewConstMetric(staleDesc, prometheus.CounterValue, float64(counts.StaleBy[r]), r)
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -127,7 +128,7 @@ func TestUpstreamCall(t *testing.T) {
 
 func TestSavings(t *testing.T) {
 	m := metrics.New()
-	zero := map[string]float64{`result="hit"`: 0, `result="miss"`: 0}
+	zero := map[string]float64{`result="hit"`: 0, `result="miss"`: 0, `result="stale"`: 0}
 	if got := count(t, m, "suregql_cache_requests_total"); fmt.Sprint(got) != fmt.Sprint(zero) {
 		t.Errorf("before Watch: suregql_cache_requests_total = %v, want %v", got, zero)
 	}
@@ -142,13 +143,43 @@ func TestSavings(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	want := map[string]float64{`result="hit"`: 2, `result="miss"`: 1}
+	want := map[string]float64{`result="hit"`: 2, `result="miss"`: 1, `result="stale"`: 0}
 	if got := count(t, m, "suregql_cache_requests_total"); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("suregql_cache_requests_total = %v, want %v", got, want)
 	}
 	if got := count(t, m, "suregql_upstream_shared_total")[""]; got != 0 {
 		t.Errorf("suregql_upstream_shared_total = %v, want 0", got)
 	}
+}
+
+// A stale answer (the upstream out of quota, an answer held past its
+// freshness) is counted as such, and by its reason.
+func TestSavings_Stale(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := metrics.New()
+		cache := restcache.NewFreshCache(10, restcache.Freshness{StaleMax: time.Hour})
+		m.Watch(&restcache.Coalescer{}, cache)
+		key := restclient.RequestKey{Path: "categories/c1"}
+		fetcher := restcache.For(callerkey.NewRing(nil, false).Key("k"), cache)
+		if _, err := fetcher.Fetch(t.Context(), key, func(context.Context) (*restclient.Response, error) {
+			return &restclient.Response{Status: 200}, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Hour / 2)
+		limited := &restclient.RateLimitError{APIError: restclient.APIError{StatusCode: 429}, RetryAfter: time.Minute}
+		if resp, err := fetcher.Fetch(t.Context(), key, func(context.Context) (*restclient.Response, error) { return nil, limited }); err != nil || resp.Stale == nil {
+			t.Fatalf("got %v, %v; want a stale answer", resp, err)
+		}
+		want := map[string]float64{`result="hit"`: 0, `result="miss"`: 1, `result="stale"`: 1}
+		if got := count(t, m, "suregql_cache_requests_total"); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("suregql_cache_requests_total = %v, want %v", got, want)
+		}
+		wantBy := map[string]float64{`reason="circuit_open"`: 0, `reason="rate_limited"`: 1, `reason="upstream_unavailable"`: 0}
+		if got := count(t, m, "suregql_cache_stale_total"); fmt.Sprint(got) != fmt.Sprint(wantBy) {
+			t.Errorf("suregql_cache_stale_total = %v, want %v", got, wantBy)
+		}
+	})
 }
 
 func TestRefusals(t *testing.T) {

@@ -15,6 +15,8 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync"
+
+	"github.com/suregql/suregql/internal/edge/detach"
 )
 
 // PanicError is the error callers receive when the shared call panicked.
@@ -49,6 +51,14 @@ type call[V any] struct {
 //
 // A caller whose ctx ends first gets ctx.Err() at once.
 func (g *Group[K, V]) Do(ctx context.Context, key K, fn func(context.Context) (V, error)) (v V, started bool, err error) {
+	// A caller whose operation runs past its request (@defer) is gone
+	// when the request ended: it starts nothing, and leaves then.
+	ctx, stop := detach.Live(ctx)
+	defer stop()
+	if err := ctx.Err(); err != nil {
+		var zero V
+		return zero, false, err
+	}
 	g.mu.Lock()
 	if g.calls == nil {
 		g.calls = map[K]*call[V]{}
@@ -57,7 +67,7 @@ func (g *Group[K, V]) Do(ctx context.Context, key K, fn func(context.Context) (V
 	if ok {
 		c.waiters++
 	} else {
-		runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		runCtx, cancel := context.WithCancel(context.WithoutCancel(detach.Shared(ctx)))
 		c = &call[V]{done: make(chan struct{}), waiters: 1, cancel: cancel}
 		g.calls[key] = c
 		go g.run(runCtx, key, c, fn)

@@ -122,6 +122,8 @@ type Planner struct {
 	// refusedOutOfQuota is set once the gate refused a request because the
 	// key is known to be out of quota.
 	refusedOutOfQuota atomic.Bool
+	// stale is the oldest answer of the request read stale (noteStale).
+	stale staleRecord
 
 	mu        sync.Mutex
 	rateLimit *restclient.RateLimit
@@ -163,6 +165,7 @@ func New(shared *Shared, caller callerkey.Caller) *Planner {
 	// Memo first (nothing twice per operation), then the shared cache, then
 	// coalescing with other requests in flight, then the network.
 	l.memo = newMemo(restcache.For(l.apiKey, cache, coalescer))
+	l.memo.stale = l.noteStale
 	l.client = shared.Upstream.For(restclient.Caller{APIKey: caller.APIKey(), Observer: l.observe, Gate: l.countingGate, Fetcher: l.memo})
 	l.byID = newBatcher(l.lookUp)
 	l.kids = newBatcher(l.planParents)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/suregql/suregql/internal/state/restcache"
 	"github.com/suregql/suregql/restclient"
 )
 
@@ -14,7 +15,8 @@ func (l *Planner) CurrentRateLimit(ctx context.Context) (*restclient.RateLimit, 
 	if rl := l.RateLimit(); rl != nil && (rl.ResetAt.IsZero() || time.Now().Before(rl.ResetAt)) {
 		return rl, nil
 	}
-	if _, err := l.client.ListCategories(ctx, restclient.ListCategoriesOptions{Page: 1, PerPage: 1}); err != nil {
+	// Revalidated: a kept answer carries no new headers.
+	if _, err := l.client.ListCategories(restcache.WithRevalidate(ctx), restclient.ListCategoriesOptions{Page: 1, PerPage: 1}); err != nil {
 		return nil, err
 	}
 	if rl := l.RateLimit(); rl != nil {

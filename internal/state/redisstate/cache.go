@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -28,24 +27,33 @@ import (
 // Redis is down every lookup is a miss, answered by the upstream.
 type Cache struct {
 	s     *Store
-	ttl   time.Duration
+	fresh restcache.Freshness
 	local *restcache.Generations
 
-	hits, misses atomic.Int64
+	counts restcache.StaleCounters
 }
 
 // MaxAnswerBytes bounds one cached answer; larger ones are not kept (a
 // page of 100 categories is about 30 KiB).
 const MaxAnswerBytes = 1 << 20
 
-// Cache returns the shared cache of GET answers, each kept for ttl. local
-// is the numbering of this process's writes that the Coalescer keys
-// in-flight GETs by: Invalidate bumps it too.
+// Cache returns the shared cache of GET answers, each served for ttl
+// whatever its kind, none stale (restcache.FixedFreshness). local is the
+// numbering of this process's writes that the Coalescer keys in-flight
+// GETs by: Invalidate bumps it too.
 func (s *Store) Cache(ttl time.Duration, local *restcache.Generations) *Cache {
+	return s.FreshCache(restcache.FixedFreshness(ttl), local)
+}
+
+// FreshCache returns the shared cache of GET answers, served by f: each
+// answer is stored with the time it arrived, and whether it is fresh or
+// stale is decided when it is read, by the reading key's quota as Redis
+// holds it (read in the same round trip). f.Quota is not used.
+func (s *Store) FreshCache(f restcache.Freshness, local *restcache.Generations) *Cache {
 	if local == nil {
 		local = &restcache.Generations{}
 	}
-	return &Cache{s: s, ttl: ttl, local: local}
+	return &Cache{s: s, fresh: f, local: local}
 }
 
 // Generations returns the numbering of this process's writes, for the
@@ -68,29 +76,54 @@ type sealedAnswer struct {
 	Status    int                   `json:"s"`
 	Body      []byte                `json:"b"`
 	RateLimit *restclient.RateLimit `json:"r,omitempty"`
+	At        int64                 `json:"t,omitempty"` // arrived, Unix milliseconds
 }
 
-// FetchAs implements restcache.KeyedFetcher. Errors are never cached.
+// FetchAs implements restcache.KeyedFetcher. Errors are never cached; an
+// answer held stands in for one when the upstream cannot answer, within
+// the Freshness' StaleMax (Response.Stale says so).
 func (c *Cache) FetchAs(ctx context.Context, key callerkey.Key, path string, fetch func(context.Context) (*restclient.Response, error)) (*restclient.Response, error) {
 	name := c.answerKey(key, path)
-	res := restclient.ResourceOf(path)
-	var (
-		ad     []byte
-		cached *restclient.Response
-		held   bool // answers of res are not kept for key now (Hold)
-	)
-	// The request's first cached read also brings its key's rate-limit
-	// reading, so that a hit costs one round trip in all.
-	note := restcache.RateLimitNoteFrom(ctx)
-	if note != nil && !note.Wanted() {
-		note = nil
+	ad, l, held, err := c.lookup(ctx, key, name, path)
+	if err == nil && !l.Fresh {
+		// The Coalescer must not let this read join a GET of this process
+		// sent before another replica's write.
+		ctx = restcache.WithSharedGeneration(ctx, string(ad[len(name):]))
 	}
-	err := c.s.do(func(ctx context.Context) error {
+	resp, fetched, ferr := c.counts.Serve(ctx, l, fetch)
+	if !fetched || err != nil || len(resp.Body) > MaxAnswerBytes || held || restclient.AwaitsReply(path, resp) {
+		return resp, ferr // an answer awaiting its reply is never kept
+	}
+	// Sealed with the generations read before the fetch: a write made
+	// meanwhile makes this answer unreadable, as it should be.
+	if sealed, serr := seal(key, resp, ad, c.fresh.Time()); serr == nil {
+		_ = c.s.do(func(ctx context.Context) error {
+			return c.s.rdb.Set(ctx, name, sealed, redisTTL(c.fresh.Keep(path))).Err()
+		})
+	}
+	return resp, nil
+}
+
+// lookup reads, in one round trip, what Redis holds for key's GET of
+// path (slot name): the answer judged by the freshness rule, the
+// additional data it is sealed with, and whether answers of its resource
+// are held back (Hold). The request's first cached read also brings its
+// key's rate-limit reading (the freshness follows it, and the planner
+// reads it from the note), so that a hit costs one round trip in all.
+func (c *Cache) lookup(ctx context.Context, key callerkey.Key, name, path string) (ad []byte, l restcache.Lookup, held bool, err error) {
+	res := restclient.ResourceOf(path)
+	note := restcache.RateLimitNoteFrom(ctx)
+	var noted restclient.RateLimit
+	notedOK, read := false, false
+	if note != nil {
+		noted, notedOK, read = note.Get()
+	}
+	err = c.s.do(func(ctx context.Context) error {
 		cmds, err := c.s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			p.Get(ctx, epochKey)
 			p.HMGet(ctx, generationsKey(key), string(res), allGenerations, holdField(res))
 			p.Get(ctx, name)
-			if note != nil {
+			if !read {
 				p.Get(ctx, rateLimitKey(key))
 			}
 			return nil
@@ -105,39 +138,30 @@ func (c *Cache) FetchAs(ctx context.Context, key callerkey.Key, path string, fet
 			gens = gens[:2]
 		}
 		ad = answerAD(name, epoch, gens)
-		if b, err := cmds[2].(*redis.StringCmd).Bytes(); err == nil {
-			cached = open(key, b, ad)
-		}
-		if note != nil {
-			var rl restclient.RateLimit
-			ok := false
+		if !read {
 			if b, err := cmds[3].(*redis.StringCmd).Bytes(); err == nil {
-				rl, ok = openRateLimit(key, b)
+				noted, notedOK = openRateLimit(key, b)
 			}
-			note.Set(rl, ok)
+			if note != nil {
+				note.Set(noted, notedOK)
+			}
+		}
+		if b, err := cmds[2].(*redis.StringCmd).Bytes(); err == nil {
+			if cached, at := open(key, b, ad); cached != nil {
+				l = c.fresh.Judge(ctx, path, cached, at, noted, notedOK)
+			}
 		}
 		return nil
 	})
-	if cached != nil {
-		c.hits.Add(1)
-		return cached, nil
+	return ad, l, held, err
+}
+
+// redisTTL is d as a Redis expiry: 0 (none) for what is kept for ever.
+func redisTTL(d time.Duration) time.Duration {
+	if d > 100*365*24*time.Hour {
+		return 0
 	}
-	c.misses.Add(1)
-	if err == nil {
-		// The Coalescer must not let this read join a GET of this process
-		// sent before another replica's write.
-		ctx = restcache.WithSharedGeneration(ctx, string(ad[len(name):]))
-	}
-	resp, ferr := fetch(ctx)
-	if ferr != nil || err != nil || len(resp.Body) > MaxAnswerBytes || held || restclient.AwaitsReply(path, resp) {
-		return resp, ferr // an answer awaiting its reply is never kept
-	}
-	// Sealed with the generations read before the fetch: a write made
-	// meanwhile makes this answer unreadable, as it should be.
-	if sealed, serr := seal(key, resp, ad); serr == nil {
-		_ = c.s.do(func(ctx context.Context) error { return c.s.rdb.Set(ctx, name, sealed, c.ttl).Err() })
-	}
-	return resp, nil
+	return d
 }
 
 // answerAD is what an answer is bound to: its slot, the epoch and the
@@ -155,26 +179,27 @@ func answerAD(name, epoch string, gens []any) []byte {
 	return ad
 }
 
-func seal(key callerkey.Key, resp *restclient.Response, ad []byte) ([]byte, error) {
-	plain, err := json.Marshal(sealedAnswer{Status: resp.Status, Body: resp.Body, RateLimit: resp.RateLimit})
+func seal(key callerkey.Key, resp *restclient.Response, ad []byte, at time.Time) ([]byte, error) {
+	plain, err := json.Marshal(sealedAnswer{Status: resp.Status, Body: resp.Body, RateLimit: resp.RateLimit, At: at.UnixMilli()})
 	if err != nil {
 		return nil, err
 	}
 	return key.Seal(plain, ad)
 }
 
-// open returns the answer sealed in b, or nil when it does not open: read
-// before a write of the key, sealed by another key, or tampered with.
-func open(key callerkey.Key, b, ad []byte) *restclient.Response {
+// open returns the answer sealed in b and when it arrived, or nil when it
+// does not open: read before a write of the key, sealed by another key, or
+// tampered with.
+func open(key callerkey.Key, b, ad []byte) (*restclient.Response, time.Time) {
 	plain, err := key.Open(b, ad)
 	if err != nil {
-		return nil
+		return nil, time.Time{}
 	}
 	var a sealedAnswer
 	if json.Unmarshal(plain, &a) != nil {
-		return nil
+		return nil, time.Time{}
 	}
-	return &restclient.Response{Status: a.Status, Body: a.Body, RateLimit: a.RateLimit}
+	return &restclient.Response{Status: a.Status, Body: a.Body, RateLimit: a.RateLimit}, time.UnixMilli(a.At)
 }
 
 // Invalidate makes key's cached answers of res unreadable on every
@@ -223,7 +248,13 @@ func heldAt(v any, now time.Time) bool {
 
 // generationsKeep is how long a key's generations outlive its last write:
 // longer than any answer read before it is cached.
-func (c *Cache) generationsKeep() time.Duration { return 2*c.ttl + time.Minute }
+func (c *Cache) generationsKeep() time.Duration {
+	keep := redisTTL(c.fresh.KeepAtMost())
+	if keep == 0 {
+		return 30 * 24 * time.Hour // answers kept for ever: a month
+	}
+	return 2*keep + time.Minute
+}
 
 func (c *Cache) bump(key callerkey.Key, field string) {
 	var b [8]byte
@@ -243,8 +274,14 @@ func (c *Cache) bump(key callerkey.Key, field string) {
 	}
 }
 
-// Stats returns the lookups answered from Redis and those passed on.
-func (c *Cache) Stats() (hits, misses int64) { return c.hits.Load(), c.misses.Load() }
+// Stats returns the lookups answered fresh from Redis and those passed on.
+func (c *Cache) Stats() (hits, misses int64) {
+	n := c.counts.Counts()
+	return n.Fresh, n.Misses
+}
+
+// Counts returns what the cache answered: fresh, stale, passed on.
+func (c *Cache) Counts() restcache.CacheCounts { return c.counts.Counts() }
 
 var (
 	_ restcache.AnswerCache = (*Cache)(nil)

@@ -7,59 +7,114 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hashicorp/golang-lru/v2/expirable"
+	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/suregql/suregql/internal/state/callerkey"
 	"github.com/suregql/suregql/restclient"
 )
 
-// Cache keeps successful GET answers for a TTL, per API key, in a bounded
-// LRU. A key's writes invalidate its cached answers of the same resource
-// (see Invalidate), so a caller never reads its own stale data, and a key
-// the upstream rejects loses every cached answer at once (Forget).
+// Cache keeps successful GET answers per API key in a bounded LRU, each
+// with the time it arrived: whether one is served without a call (fresh),
+// or only when the upstream cannot answer (stale), is decided when it is
+// read, by its Freshness (the kind of answer, the key's quota). A key's
+// writes invalidate its cached answers of the same resource (see
+// Invalidate), so a caller never reads its own stale data, and a key the
+// upstream rejects loses every cached answer at once (Forget).
 type Cache struct {
-	lru  *expirable.LRU[string, *restclient.Response]
-	gens *Generations
+	lru   *lru.Cache[string, held]
+	gens  *Generations
+	fresh Freshness
 
 	mu    sync.Mutex
 	byKey map[string]map[string]struct{}           // key hash -> ids cached for it
 	holds byKey[map[restclient.Resource]time.Time] // key hash -> resources not kept until
 
-	hits, misses atomic.Int64
+	counts staleCounters
+
+	// maxBytes bounds the memory the held answers take, as answerCost
+	// estimates it (0: no bound but the count); bytes is their sum.
+	maxBytes int64
+	bytes    atomic.Int64
+	// addMu makes replacing an answer and evicting past maxBytes one
+	// step: the LRU's Add of a held id replaces it without the eviction
+	// callback that takes its cost off.
+	addMu sync.Mutex
 }
 
-// NewCache returns a cache of at most size answers, each kept for ttl.
+// held is an answer the cache holds, and when it arrived.
+type held struct {
+	resp *restclient.Response
+	at   time.Time
+}
+
+// NewCache returns a cache of at most size answers, each served for ttl
+// (0: until evicted) whatever its kind, and none stale
+// (FixedFreshness).
 func NewCache(size int, ttl time.Duration) *Cache {
-	c := &Cache{byKey: map[string]map[string]struct{}{}}
-	c.lru = expirable.NewLRU(size, c.unindex, ttl)
+	return NewFreshCache(size, FixedFreshness(ttl))
+}
+
+// NewFreshCache returns a cache of at most size answers, served by f.
+func NewFreshCache(size int, f Freshness) *Cache {
+	c := &Cache{byKey: map[string]map[string]struct{}{}, fresh: f}
+	var err error
+	if c.lru, err = lru.NewWithEvict(max(size, 1), c.unindex); err != nil {
+		panic(err) // only for a non-positive size, excluded above
+	}
 	// A key whose write generations are forgotten (too many keys) must not
 	// read answers cached before its writes: its answers go too.
 	c.gens = NewGenerations(DefaultMaxKeys, c.dropKeyHash)
 	return c
 }
 
+// LimitBytes bounds the memory the cache's answers take to about n bytes
+// (answerCost): past it the least recently used answers go first. The
+// count bound alone would let 10,000 large answers (a page of 100
+// categories is about 30 KB of JSON, a chat's page of long replies more)
+// outgrow a small container. It returns c.
+func (c *Cache) LimitBytes(n int64) *Cache {
+	c.maxBytes = n
+	return c
+}
+
+// answerCost estimates the memory an answer takes while held: its body,
+// the Go values it is decoded into once read (restclient keeps them with
+// the answer, and they take about twice the JSON's bytes), and the
+// entry's own bookkeeping.
+func answerCost(id string, resp *restclient.Response) int64 {
+	return int64(3*len(resp.Body) + 2*len(id) + 512)
+}
+
 // Generations returns the write generations the cache keys answers by;
 // give them to the Coalescer too.
 func (c *Cache) Generations() *Generations { return c.gens }
 
-// FetchAs implements KeyedFetcher. Errors are never cached.
+// FetchAs implements KeyedFetcher. Errors are never cached; an answer held
+// stands in for one when the upstream cannot answer within its Freshness'
+// StaleMax (Response.Stale says so).
 func (c *Cache) FetchAs(ctx context.Context, key callerkey.Key, path string, fetch func(context.Context) (*restclient.Response, error)) (*restclient.Response, error) {
 	id := requestID(key, path) + " #" + strconv.FormatUint(c.gens.Of(key, path), 10)
-	if resp, ok := c.lru.Get(id); ok {
-		c.hits.Add(1)
-		return resp, nil
+	var l Lookup
+	if h, ok := c.lru.Get(id); ok {
+		var rl restclient.RateLimit
+		var known bool
+		if c.fresh.Quota != nil {
+			rl, known = c.fresh.Quota(key)
+		}
+		if l = c.fresh.Judge(ctx, path, h.resp, h.at, rl, known); l.Expire {
+			c.lru.Remove(id)
+		}
 	}
-	c.misses.Add(1)
-	resp, err := fetch(ctx)
-	if err != nil {
-		return nil, err
+	resp, fetched, err := serve(ctx, l, fetch, &c.counts)
+	if !fetched {
+		return resp, err
 	}
 	if restclient.AwaitsReply(path, resp) || c.held(key, path) {
 		return resp, nil // the reply is on its way: never kept
 	}
 	// The LRU calls unindex (which locks c.mu) when Add evicts: add first,
 	// index after, never holding c.mu around the LRU.
-	c.lru.Add(id, resp)
+	c.add(id, held{resp: resp, at: c.fresh.now()})
 	kh := keyOfID(id)
 	c.mu.Lock()
 	ids := c.byKey[kh]
@@ -70,6 +125,18 @@ func (c *Cache) FetchAs(ctx context.Context, key callerkey.Key, path string, fet
 	ids[id] = struct{}{}
 	c.mu.Unlock()
 	return resp, nil
+}
+
+// add holds h as id, within maxBytes.
+func (c *Cache) add(id string, h held) {
+	c.addMu.Lock()
+	defer c.addMu.Unlock()
+	c.lru.Remove(id) // its cost goes with it (unindex)
+	c.bytes.Add(answerCost(id, h.resp))
+	c.lru.Add(id, h)
+	for c.maxBytes > 0 && c.bytes.Load() > c.maxBytes && c.lru.Len() > 1 {
+		c.lru.RemoveOldest()
+	}
 }
 
 // Hold keeps no answer of key's resource for d (Holder).
@@ -116,8 +183,9 @@ func (c *Cache) dropKeyHash(kh string) {
 	}
 }
 
-// unindex is the LRU's eviction callback (expiry, size or Remove).
-func (c *Cache) unindex(id string, _ *restclient.Response) {
+// unindex is the LRU's eviction callback (size or Remove).
+func (c *Cache) unindex(id string, h held) {
+	c.bytes.Add(-answerCost(id, h.resp))
 	kh := keyOfID(id)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -129,9 +197,15 @@ func (c *Cache) unindex(id string, _ *restclient.Response) {
 	}
 }
 
-// Stats returns how many GETs the cache answered (hits) and how many it
-// passed on (misses), since it was made.
-func (c *Cache) Stats() (hits, misses int64) { return c.hits.Load(), c.misses.Load() }
+// Stats returns how many GETs the cache answered fresh (hits) and how
+// many it passed on (misses), since it was made.
+func (c *Cache) Stats() (hits, misses int64) { return c.counts.fresh.Load(), c.counts.misses.Load() }
+
+// Counts returns what the cache answered since it was made.
+func (c *Cache) Counts() CacheCounts { return c.counts.counts() }
+
+// Bytes returns the memory the cached answers take, as estimated.
+func (c *Cache) Bytes() int64 { return c.bytes.Load() }
 
 // Len returns the number of cached answers.
 func (c *Cache) Len() int { return c.lru.Len() }

@@ -82,8 +82,8 @@ type AnswerCache interface {
 	KeyedFetcher
 	Invalidator
 	Forget(key callerkey.Key)
-	// Stats returns the GETs answered from the cache and those passed on.
-	Stats() (hits, misses int64)
+	// Counts returns what the cache answered: fresh, stale, passed on.
+	Counts() CacheCounts
 }
 
 // Holder is an AnswerCache that can be told not to keep a key's answers

@@ -1,0 +1,152 @@
+package gqlhttp
+
+import (
+	"encoding/json"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+)
+
+// Incremental delivery (@defer) over multipart/mixed, in the format of
+// gqlgen's MultipartMixed transport, which Apollo Client and urql read
+// (graphql-over-http's IncrementalDelivery RFC, deferSpec=20220824): each
+// part is a JSON payload under "Content-Type: application/json", the first
+// one the initial answer with "hasNext": true, each later one
+// {"incremental":[…],"hasNext":…}; every part is followed by the boundary
+// that opens the next, the last by the closing boundary.
+const (
+	multipartBoundary = "-"
+	mediaMultipart    = `multipart/mixed; boundary="` + multipartBoundary + `"; deferSpec=20220824`
+	partHeader        = "Content-Type: application/json\r\n\r\n"
+)
+
+// acceptsMultipart reports whether an Accept header names multipart/mixed
+// (Apollo Client sends "multipart/mixed;deferSpec=20220824,application/json"
+// for an operation with @defer; urql names it for every operation).
+func acceptsMultipart(accept string) bool {
+	if !strings.Contains(accept, "multipart/mixed") {
+		return false
+	}
+	for part := range strings.SplitSeq(accept, ",") {
+		if mt, _, err := mime.ParseMediaType(strings.TrimSpace(part)); err == nil && mt == "multipart/mixed" {
+			return true
+		}
+	}
+	return false
+}
+
+// streams reports whether a single POST is answered incrementally: its
+// client accepts multipart/mixed and its document may hold @defer. Such a
+// request never shares another's execution (see sharedQueries.middleware),
+// so it is run on its own.
+func streams(r *http.Request, req postRequest) bool {
+	return req.batch == nil && req.params != nil && strings.Contains(req.params.Query, "defer") &&
+		acceptsMultipart(r.Header.Get("Accept"))
+}
+
+// streamAnswer answers a POST streams accepted. An operation that turns out
+// to have nothing deferred (or is refused before it runs) answers in one
+// piece, as postAnswer would; otherwise the initial payload is written and
+// flushed at once, and each deferred fragment as the executor yields it,
+// once its calls completed. Every payload passed the executor's response
+// middlewares: each carries the request id, extensions.upstream (the calls
+// made so far) and the response-size limit.
+//
+// The query runs on a context the request's end does not cancel (see
+// package detach): gqlgen's executor waits for each deferred fragment
+// without watching any context, and a fragment is sent only while the
+// operation's context lives. When the client goes away, the operation's
+// upstream calls end at once and no new one is made, its fragments are
+// still yielded (with their errors) and read here without being written,
+// and the handler returns once the last one is in: nothing waits forever.
+func (s *server) streamAnswer(w http.ResponseWriter, r *http.Request, req postRequest) {
+	ctx := r.Context()
+	media := answerMedia(r.Header.Get("Accept"))
+	status, first, withData, next := start(ctx, s.exec, req.params, r.Header, media, true)
+	if first.HasNext == nil || next == nil {
+		w.Header().Set("Content-Type", media)
+		if secs, ok := rateLimitedFor(respErrors(first)); ok {
+			setRetryAfter(w.Header(), secs)
+		}
+		w.WriteHeader(status)
+		writeAnswer(w, first, withData)
+		return
+	}
+	w.Header().Set("Content-Type", mediaMultipart)
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	b, err := appendAnswer([]byte("--"+multipartBoundary+"\r\n"+partHeader), first, true)
+	if err != nil {
+		panic(err) // recovered by ServeHTTP; an answer that cannot be encoded is a bug
+	}
+	hasNext, gone := *first.HasNext, false
+	for {
+		if !gone {
+			b = appendBoundary(b, hasNext)
+			if _, err := w.Write(b); err != nil || ctx.Err() != nil {
+				gone = true // the client left: the rest is drained, unwritten
+			} else {
+				_ = rc.Flush()
+			}
+		}
+		if !hasNext {
+			return
+		}
+		resp := next()
+		if resp == nil { // the executor had no fragment left after all
+			resp = &graphql.Response{Errors: gqlerror.List{gqlerror.Errorf("the executor ended the answer before its deferred fragments")}}
+		}
+		hasNext = resp.HasNext != nil && *resp.HasNext
+		if gone {
+			continue
+		}
+		b = append(b[:0], partHeader...)
+		b, err = appendSubsequent(b, resp, hasNext)
+		if err != nil {
+			panic(err)
+		}
+	}
+}
+
+// appendBoundary appends the delimiter after a part: the next part's
+// opening boundary, or the closing one.
+func appendBoundary(b []byte, hasNext bool) []byte {
+	b = append(b, "\r\n--"+multipartBoundary...)
+	if !hasNext {
+		b = append(b, "--"...)
+	}
+	return append(b, "\r\n"...)
+}
+
+// incrementalItem is one deferred fragment's result in a subsequent
+// payload, as gqlgen's transport writes it.
+type incrementalItem struct {
+	Data    json.RawMessage `json:"data"`
+	Errors  gqlerror.List   `json:"errors,omitempty"`
+	Label   string          `json:"label,omitempty"`
+	Path    ast.Path        `json:"path,omitempty"`
+	HasNext *bool           `json:"hasNext,omitempty"`
+}
+
+// appendSubsequent appends a subsequent payload: the fragment resp
+// answers, and resp's extensions (request id, the calls so far) at the
+// payload's top level, where clients read them.
+func appendSubsequent(b []byte, resp *graphql.Response, hasNext bool) ([]byte, error) {
+	payload := struct {
+		Incremental []incrementalItem `json:"incremental"`
+		HasNext     bool              `json:"hasNext"`
+		Extensions  map[string]any    `json:"extensions,omitempty"`
+	}{HasNext: hasNext, Extensions: resp.Extensions}
+	data := resp.Data
+	if len(data) == 0 {
+		data = json.RawMessage("null")
+	}
+	payload.Incremental = []incrementalItem{{Data: data, Errors: resp.Errors, Label: resp.Label, Path: resp.Path, HasNext: resp.HasNext}}
+	out, err := json.Marshal(payload)
+	return append(b, out...), err
+}

@@ -1,0 +1,431 @@
+package facade_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/suregql/suregql/internal/facade"
+	"github.com/suregql/suregql/internal/fake/restclienttest"
+)
+
+// deferQuery reads the newest chat's title at once and its messages,
+// which need a second upstream call, deferred. (gqlgen resolves the root
+// fields of a query together: a deferred fragment is one of an object.)
+const deferQuery = `query Home {
+  chats(first: 1) { totalCount nodes { title
+    ... @defer(label: "messages") { messages(first: 5) { totalCount nodes { content } } }
+  } }
+}`
+
+// apolloAccept is the Accept header Apollo Client 4's HttpLink sends with
+// an operation holding @defer (its Defer20220824Handler, 4.3.8).
+const apolloAccept = "multipart/mixed;deferSpec=20220824,application/graphql-response+json,application/json;q=0.9"
+
+// A client that accepts multipart/mixed gets an operation with @defer in
+// parts: the initial payload as soon as its own calls answered, while the
+// deferred fragment's call is still held by the upstream, then the
+// fragment once its call answered; at the cost of the same operation
+// without @defer.
+func TestDefer_Multipart(t *testing.T) {
+	gate := make(chan struct{})
+	closeGate := sync.OnceFunc(func() { close(gate) })
+	var logged syncBuffer
+	e := newEnv(t, withConfig(func(c *facade.Config) { c.Log = slog.New(slog.NewJSONHandler(&logged, nil)) }), withUpstreamWrapper(func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.HasPrefix(r.URL.Path, "/api/v1/chats/") {
+				<-gate
+			}
+			h.ServeHTTP(w, r)
+		})
+	}))
+	t.Cleanup(closeGate) // first: a failure before the release must not hang the servers' shutdown
+	resp := postAccept(t, e, deferQuery, apolloAccept)
+	defer func() { _ = resp.Body.Close() }()
+	mt, params, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if err != nil || mt != "multipart/mixed" || params["deferspec"] != "20220824" {
+		t.Fatalf("Content-Type = %q, want multipart/mixed with deferSpec=20220824", resp.Header.Get("Content-Type"))
+	}
+	parts := multipart.NewReader(resp.Body, params["boundary"])
+
+	// The initial payload arrives while the chat's call is held.
+	var initial struct {
+		Data struct {
+			Chats struct {
+				TotalCount int
+				Nodes      []map[string]json.RawMessage
+			}
+		}
+		HasNext    *bool
+		Extensions struct {
+			RequestID string
+			Upstream  struct{ Calls int }
+		}
+	}
+	readPart(t, parts, &initial)
+	if c := initial.Data.Chats; len(c.Nodes) != 1 || c.Nodes[0]["title"] == nil || string(c.Nodes[0]["messages"]) != "null" || initial.HasNext == nil || !*initial.HasNext {
+		t.Fatalf("initial payload: %+v, want the chat's title, its messages null (deferred) and hasNext true", initial)
+	}
+	if initial.Extensions.RequestID == "" {
+		t.Error("the initial payload has no extensions.requestId")
+	}
+	closeGate()
+
+	var later struct {
+		Incremental []struct {
+			Data struct {
+				Messages *struct{ TotalCount int }
+			}
+			Label  string
+			Path   []any
+			Errors []any
+		}
+		HasNext    bool
+		Extensions struct {
+			RequestID string
+			Upstream  struct{ Calls int }
+		}
+	}
+	readPart(t, parts, &later)
+	if len(later.Incremental) != 1 || later.HasNext {
+		t.Fatalf("subsequent payload: %+v, want one fragment and hasNext false", later)
+	}
+	frag := later.Incremental[0]
+	if frag.Label != "messages" || frag.Data.Messages == nil || frag.Data.Messages.TotalCount == 0 || len(frag.Errors) > 0 ||
+		fmt.Sprint(frag.Path) != "[chats nodes 0]" {
+		t.Fatalf("deferred fragment: %+v, want the messages labelled messages at chats.nodes.0", frag)
+	}
+	if later.Extensions.RequestID != initial.Extensions.RequestID {
+		t.Errorf("request ids %q and %q, want the request's in both payloads", initial.Extensions.RequestID, later.Extensions.RequestID)
+	}
+	if _, err := parts.NextPart(); err != io.EOF {
+		t.Fatalf("after the last payload: %v, want the closing boundary", err)
+	}
+	deferred := e.upstream.Calls()
+	if later.Extensions.Upstream.Calls != deferred {
+		t.Errorf("the last payload reports %d calls, the upstream counted %d", later.Extensions.Upstream.Calls, deferred)
+	}
+
+	// One log line for the operation, with all its calls.
+	var lines []map[string]any
+	for line := range strings.Lines(logged.String()) {
+		var l map[string]any
+		if json.Unmarshal([]byte(line), &l) == nil && l["msg"] == "graphql operation" {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) != 1 || lines[0]["upstreamCalls"] != float64(deferred) {
+		t.Errorf("operation log lines %v, want one with upstreamCalls %d", lines, deferred)
+	}
+
+	// The same operation without @defer costs the same calls.
+	plain := e.do(restclienttest.DemoKey, strings.Replace(deferQuery, `@defer(label: "messages")`, "", 1), nil)
+	if plain.calls != deferred {
+		t.Errorf("deferred: %d upstream calls, without @defer: %d", deferred, plain.calls)
+	}
+}
+
+// Without @defer, or without multipart/mixed in Accept, an operation
+// answers in one JSON piece, as before.
+func TestDefer_OnePieceOtherwise(t *testing.T) {
+	e := newEnv(t)
+	for _, tc := range []struct{ name, query, accept string }{
+		{"no @defer", `{ chats(first: 2) { totalCount } }`, apolloAccept},
+		{"no multipart", deferQuery, "application/json"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := postAccept(t, e, tc.query, tc.accept)
+			defer func() { _ = resp.Body.Close() }()
+			if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") && !strings.HasPrefix(ct, "application/graphql-response+json") {
+				t.Fatalf("Content-Type = %q, want one JSON answer", ct)
+			}
+			body, err := io.ReadAll(resp.Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out struct{ Data map[string]json.RawMessage }
+			if err := json.Unmarshal(body, &out); err != nil || out.Data["chats"] == nil {
+				t.Fatalf("answer %s (%v), want the chats", body, err)
+			}
+			if deferred := strings.Contains(tc.query, "@defer"); deferred != bytes.Contains(body, []byte(`"messages":null`)) {
+				t.Errorf("answer %s: the deferred messages should be null exactly when deferred", body)
+			}
+		})
+	}
+}
+
+func postAccept(t *testing.T, e *env, query, accept string) *http.Response {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"query": query})
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, e.server.URL+"/graphql", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", accept)
+	req.Header.Set("X-Api-Key", restclienttest.DemoKey)
+	resp, err := e.server.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	return resp
+}
+
+// readPart decodes the next part of a multipart answer into out.
+func readPart(t *testing.T, parts *multipart.Reader, out any) {
+	t.Helper()
+	p, err := parts.NextPart()
+	if err != nil {
+		t.Fatalf("next part: %v", err)
+	}
+	if ct := p.Header.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("part Content-Type %q, want application/json", ct)
+	}
+	b, err := io.ReadAll(p)
+	if err != nil {
+		t.Fatalf("read part: %v", err)
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		t.Fatalf("decode part %s: %v", b, err)
+	}
+}
+
+// A client that goes away while a fragment is pending ends the answer: the
+// handler does not wait for the fragment (gqlgen's executor would, without
+// watching the request's context), so the server can shut down.
+func TestDefer_ClientGoesAway(t *testing.T) {
+	gate := make(chan struct{})
+	closeGate := sync.OnceFunc(func() { close(gate) })
+	e := newEnv(t, withUpstreamWrapper(func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.HasPrefix(r.URL.Path, "/api/v1/chats/") {
+				select {
+				case <-gate:
+				case <-r.Context().Done():
+					return
+				}
+			}
+			h.ServeHTTP(w, r)
+		})
+	}))
+	t.Cleanup(closeGate)
+	resp := postAccept(t, e, deferQuery, apolloAccept)
+	_, params, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	var initial struct{ HasNext bool }
+	readPart(t, multipart.NewReader(resp.Body, params["boundary"]), &initial)
+	if !initial.HasNext {
+		t.Fatal("the initial payload has hasNext false")
+	}
+	_ = resp.Body.Close()
+	// Close waits for the handler: it returns once the request's context
+	// ended, whether the fragment is ever sent or not.
+	e.server.Close()
+}
+
+// streamIn posts deferQuery to h as Apollo Client would, on ctx, and
+// returns the recorder and a channel closed once the initial payload was
+// flushed; done is closed when the handler returned.
+func streamIn(ctx context.Context, h http.Handler) (rec *flushRecorder, flushed, done chan struct{}) {
+	body, _ := json.Marshal(map[string]any{"query": deferQuery})
+	req := httptest.NewRequestWithContext(ctx, http.MethodPost, "/graphql", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", apolloAccept)
+	req.Header.Set("X-Api-Key", restclienttest.DemoKey)
+	flushed, done = make(chan struct{}), make(chan struct{})
+	rec = &flushRecorder{ResponseRecorder: httptest.NewRecorder(), first: sync.OnceFunc(func() { close(flushed) })}
+	go func() {
+		defer close(done)
+		h.ServeHTTP(rec, req)
+	}()
+	return rec, flushed, done
+}
+
+// flushRecorder is a ResponseRecorder that tells when it is first flushed.
+type flushRecorder struct {
+	*httptest.ResponseRecorder
+	first func()
+}
+
+func (r *flushRecorder) Flush() {
+	r.ResponseRecorder.Flush()
+	r.first()
+}
+
+// heldChats is an upstream that holds every read of one chat (the deferred
+// fragment's call) until its request is canceled or release is called,
+// and counts the calls it receives and those canceled.
+type heldChats struct {
+	fake     *restclienttest.Server
+	release  chan struct{}
+	calls    atomic.Int64
+	held     atomic.Int64
+	canceled atomic.Int64
+}
+
+func (u *heldChats) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	u.calls.Add(1)
+	if strings.HasPrefix(r.URL.Path, "/api/v1/chats/") {
+		u.held.Add(1)
+		select {
+		case <-u.release:
+		case <-r.Context().Done():
+			u.canceled.Add(1)
+			return
+		}
+	}
+	u.fake.ServeHTTP(w, r)
+}
+
+func isClosed(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+// Clients that leave while their deferred fragment's call is in flight
+// leave nothing behind: the call is canceled, no further call is made,
+// and every handler returns, with nothing of the operation parked (the
+// bubble fails the test if a goroutine of it stays blocked). gqlgen's
+// executor waits for a deferred fragment without watching any context;
+// the operation runs on one the client's leaving does not end, so the
+// fragment, failed, is still delivered to the handler, which drains it.
+func TestDefer_ClientsLeaveMidStream(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		up := &heldChats{fake: restclienttest.New(), release: make(chan struct{})}
+		h := inBubble(t, up, time.Hour)
+		const clients = 4
+		var cancels []context.CancelFunc
+		var dones []chan struct{}
+		for range clients {
+			ctx, cancel := context.WithCancel(t.Context())
+			cancels = append(cancels, cancel)
+			_, flushed, done := streamIn(ctx, h)
+			<-flushed
+			dones = append(dones, done)
+		}
+		synctest.Wait() // every deferred fragment waits for its held call
+		if up.held.Load() == 0 {
+			t.Fatal("no deferred call reached the upstream before the clients left")
+		}
+		before := up.calls.Load()
+		for _, cancel := range cancels {
+			cancel()
+		}
+		synctest.Wait()
+		for i, done := range dones {
+			if !isClosed(done) {
+				t.Errorf("client %d left, its handler still runs", i)
+			}
+		}
+		if got := up.calls.Load(); got != before {
+			t.Errorf("%d upstream calls after the clients left, %d before: want no further call", got, before)
+		}
+		if held, canceled := up.held.Load(), up.canceled.Load(); canceled != held {
+			t.Errorf("%d of the %d held calls canceled when their clients left, want all", canceled, held)
+		}
+	})
+}
+
+// A deferred call that two clients share goes on when one of them leaves:
+// the other still gets its fragment, from that one call.
+func TestDefer_SharedCallOutlivesAClientLeaving(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		up := &heldChats{fake: restclienttest.New(), release: make(chan struct{})}
+		h := inBubble(t, up, time.Hour)
+		ctxA, leave := context.WithCancel(t.Context())
+		_, flushedA, doneA := streamIn(ctxA, h)
+		<-flushedA
+		synctest.Wait() // A's deferred call is held
+		recB, flushedB, doneB := streamIn(t.Context(), h)
+		<-flushedB
+		synctest.Wait() // B waits for the same call
+		if held := up.held.Load(); held != 1 {
+			t.Fatalf("%d deferred calls held, want the one both clients wait for", held)
+		}
+		leave()
+		synctest.Wait()
+		if !isClosed(doneA) {
+			t.Error("client A left, its handler still runs")
+		}
+		if up.canceled.Load() != 0 {
+			t.Fatal("the call client B waits for was canceled when client A left")
+		}
+		close(up.release)
+		<-doneB
+		_, params, _ := mime.ParseMediaType(recB.Header().Get("Content-Type"))
+		parts := multipart.NewReader(recB.Body, params["boundary"])
+		var initial, later struct {
+			HasNext     bool
+			Incremental []struct {
+				Data struct{ Messages *struct{ TotalCount int } }
+			}
+		}
+		readPart(t, parts, &initial)
+		readPart(t, parts, &later)
+		if len(later.Incremental) != 1 || later.Incremental[0].Data.Messages == nil || later.HasNext {
+			t.Errorf("client B's second payload %+v, want the messages and hasNext false", later)
+		}
+		if held := up.held.Load(); held != 1 {
+			t.Errorf("%d deferred calls, want 1", held)
+		}
+	})
+}
+
+// At the operation deadline a deferred fragment whose call is unanswered
+// is delivered with its error, and the answer ends.
+func TestDefer_Deadline(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		up := &heldChats{fake: restclienttest.New(), release: make(chan struct{})}
+		h := inBubble(t, up, 300*time.Millisecond)
+		rec, _, done := streamIn(t.Context(), h)
+		<-done
+		_, params, _ := mime.ParseMediaType(rec.Header().Get("Content-Type"))
+		parts := multipart.NewReader(rec.Body, params["boundary"])
+		var initial struct{ HasNext bool }
+		var later struct {
+			HasNext     bool
+			Incremental []struct {
+				Data   struct{ Messages *struct{ TotalCount int } }
+				Errors []struct{ Extensions map[string]any }
+			}
+		}
+		readPart(t, parts, &initial)
+		readPart(t, parts, &later)
+		if !initial.HasNext || later.HasNext || len(later.Incremental) != 1 {
+			t.Fatalf("payloads %+v then %+v, want the initial one then the fragment, last", initial, later)
+		}
+		frag := later.Incremental[0]
+		if frag.Data.Messages != nil || len(frag.Errors) != 1 || frag.Errors[0].Extensions["code"] != "UPSTREAM_UNAVAILABLE" || frag.Errors[0].Extensions["reason"] != "timeout" {
+			t.Errorf("fragment %+v, want no messages and UPSTREAM_UNAVAILABLE with reason timeout", frag)
+		}
+		if _, err := parts.NextPart(); err != io.EOF {
+			t.Errorf("after the fragment: %v, want the closing boundary", err)
+		}
+		synctest.Wait() // the held call ends with its request
+		if up.canceled.Load() != up.held.Load() {
+			t.Errorf("%d held calls, %d canceled at the deadline", up.held.Load(), up.canceled.Load())
+		}
+	})
+}
