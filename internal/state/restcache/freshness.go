@@ -121,8 +121,8 @@ func (f *Freshness) window(path string, resp *restclient.Response, rl restclient
 		return 0
 	}
 	d := w.Short
-	if spent := SpentShare(rl, ok, now); spent > 0 && w.Long > w.Short {
-		d += time.Duration(float64(w.Long-w.Short) * min(spent/LongSpent, 1))
+	if p := Pressure(rl, ok, now); p > 0 && w.Long > w.Short {
+		d += time.Duration(float64(w.Long-w.Short) * p)
 	}
 	if f.Cap > 0 {
 		d = min(d, f.Cap)
@@ -171,6 +171,32 @@ func SpentShare(rl restclient.RateLimit, ok bool, now time.Time) float64 {
 		return 0 // a new window
 	}
 	return min(float64(rl.Limit-rl.Remaining)/float64(rl.Limit), 1)
+}
+
+// RateWindow is the length of a key's rate-limit window: Sure's cloud
+// counts calls per clock hour (UPSTREAM.md).
+const RateWindow = time.Hour
+
+// Pressure is how short of calls the key of reading rl is at now, from 0
+// (a server that limits nothing, nothing spent) to 1 (serve at the long
+// end): the larger of its share spent over LongSpent and its pace, the
+// share spent over the share of its window gone by. A key that spent 10 %
+// of its calls in the first 6 minutes would run out before the reset at
+// that pace: it is served at the long end, as one near its limit is,
+// rather than spend on short windows early what its last minutes need.
+func Pressure(rl restclient.RateLimit, ok bool, now time.Time) float64 {
+	spent := SpentShare(rl, ok, now)
+	if spent == 0 {
+		return 0
+	}
+	p := spent / LongSpent
+	// A reset further away than a window is not a clock hour's: the pace
+	// is unknown, the share spent decides alone.
+	if left := rl.ResetAt.Sub(now); !rl.ResetAt.IsZero() && left < RateWindow {
+		gone := float64(RateWindow-left) / float64(RateWindow)
+		p = max(p, spent/gone)
+	}
+	return min(p, 1)
 }
 
 // Reasons an answer is served stale (restclient.Staleness.Reason).

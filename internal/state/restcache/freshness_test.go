@@ -3,6 +3,7 @@ package restcache_test
 import (
 	"context"
 	"errors"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -113,7 +114,7 @@ func TestFreshness_FollowsQuota(t *testing.T) {
 				if tc.reading != nil {
 					rl := *tc.reading
 					if !rl.Unlimited {
-						rl.ResetAt = time.Now().Add(2 * time.Hour)
+						rl.ResetAt = time.Now().Add(2 * time.Hour) // a pace unknown: TestPressure
 					}
 					q[keyHash("k")] = rl
 				}
@@ -269,4 +270,32 @@ func TestCache_LimitBytes(t *testing.T) {
 			t.Errorf("replacing an answer moved the cache's bytes from %d to %d", before, c.Bytes())
 		}
 	})
+}
+
+// A key spending faster than its window can last is pressed as one near
+// its limit: it is served at the long end, rather than spend early what its
+// last minutes need.
+func TestPressure(t *testing.T) {
+	now := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+	reading := func(remaining int, resetIn time.Duration) restclient.RateLimit {
+		return restclient.RateLimit{Limit: 100, Remaining: remaining, ResetAt: now.Add(resetIn)}
+	}
+	for _, tc := range []struct {
+		name string
+		rl   restclient.RateLimit
+		want float64
+	}{
+		{"nothing spent", reading(100, 30*time.Minute), 0},
+		{"self-hosted", restclient.RateLimit{Unlimited: true, Limit: -1, Remaining: -1}, 0},
+		{"10 % in the first 6 minutes: out before the reset at that pace", reading(90, 54*time.Minute), 1},
+		{"10 % by minute 54: the share spent decides", reading(90, 6*time.Minute), 0.1 / 0.9},
+		{"30 % by half time: a pace of 60 %", reading(70, 30*time.Minute), 0.6},
+		{"95 % by minute 59", reading(5, time.Minute), 1},
+		{"a window that has reset", reading(5, -time.Second), 0},
+		{"a reset past a window: the share spent alone", reading(55, 2*time.Hour), 0.5},
+	} {
+		if got := restcache.Pressure(tc.rl, true, now); math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("%s: pressure %.3f, want %.3f", tc.name, got, tc.want)
+		}
+	}
 }
