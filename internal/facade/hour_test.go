@@ -40,7 +40,8 @@ const (
 	hourVisits        = 10
 	hourViewsPerVisit = 20
 	hourVisitEvery    = 6 * time.Minute
-	hourViewEvery     = 3 * time.Second
+	hourViewEvery     = 2 * time.Second
+	hourImportStep    = 90 * time.Second // pending, then importing, then complete
 	hourReplyDelay    = 8 * time.Second
 	hourPollEvery     = 2 * time.Second
 	hourKeyPerHour    = 100
@@ -79,6 +80,12 @@ type hourRun struct {
 	mustShowCategory map[string]bool // category name
 	// out-of-band changes: what must be shown from when on.
 	outOfBand []outOfBandChange
+
+	// the import the user uploaded in the web app just before the hour,
+	// which its import screen follows, and the statuses pushed of it.
+	importID     string
+	importPushes chan []string
+	importSub    bool // the subscribing client has subscribed to it
 }
 
 type outOfBandChange struct {
@@ -124,7 +131,7 @@ func runHour(t *testing.T, m hourMode) hourFigures {
 	}
 	cfg := facade.Config{Upstream: client, DisablePlayground: true, Log: slog.New(slog.DiscardHandler)}
 	if m.cacheOff {
-		cfg.CacheTTL = -1 // TODO(merge): the freshness switch's "off"
+		cfg.CacheTTL = facade.CacheOff
 	}
 	r := &hourRun{
 		t: t, mode: m, up: up, h: facade.New(cfg), start: time.Now(),
@@ -132,7 +139,10 @@ func runHour(t *testing.T, m hourMode) hourFigures {
 		mustNotShowChat: map[string]bool{}, mustShowCategory: map[string]bool{},
 		fig: hourFigures{callsByPath: map[string]int{}},
 	}
+	r.importID = up.AddProgressingImport(restclienttest.DemoKey, hourImportStep)
+	r.importPushes = make(chan []string, 1)
 	r.replay()
+	r.checkImport()
 	for _, req := range up.Requests() {
 		if req.APIKey == restclienttest.DemoKey {
 			r.fig.calls++
@@ -184,6 +194,8 @@ func (r *hourRun) visit(v int) {
 			// it awaits a reply in from its own cache and the pushes.
 			if reply == nil || r.mode.polls || reply.done {
 				r.viewChat(r.someChat(v))
+			} else {
+				r.fig.views++
 			}
 		case 4:
 			r.viewImport()
@@ -328,10 +340,51 @@ func (r *hourRun) viewChat(id string) {
 	}
 }
 
+// viewImport is the import screen. The subscribing client subscribes to
+// importUpdated while the import is not settled and shows what is pushed
+// (no query past the first); the polling client reads it on every view.
 func (r *hourRun) viewImport() {
 	r.fig.views++
-	// TODO(merge): the import screen, with importUpdated.
-	r.post(`{ imports(first: 10) { edges { node { id status } } } }`, nil)
+	if r.importSub && !r.mode.polls {
+		return // shown from the pushes
+	}
+	data, refused := r.try(`query($id: ID!) { import(id: $id) { id status statusDetail { terminal } } }`, map[string]any{"id": r.importID})
+	if refused || r.mode.polls || strings.Contains(string(data), `"status":"complete"`) {
+		return
+	}
+	r.importSub = true
+	events, cancel := r.subscribe(`subscription($id: ID!) { importUpdated(id: $id) { id status } }`, map[string]any{"id": r.importID})
+	go func() {
+		defer cancel()
+		var statuses []string
+		for ev := range events {
+			if ev.event == "complete" {
+				break
+			}
+			var got struct {
+				Data struct{ ImportUpdated struct{ Status string } }
+			}
+			_ = json.Unmarshal([]byte(ev.data), &got)
+			statuses = append(statuses, got.Data.ImportUpdated.Status)
+		}
+		r.importPushes <- statuses
+	}()
+}
+
+// checkImport checks the import screen's subscription followed the import
+// to its end.
+func (r *hourRun) checkImport() {
+	if r.mode.polls {
+		return
+	}
+	if !r.importSub {
+		r.t.Error("the import screen never subscribed to the pending import")
+		return
+	}
+	statuses := <-r.importPushes
+	if len(statuses) == 0 || statuses[len(statuses)-1] != "complete" {
+		r.t.Errorf("importUpdated pushed %v, want the import's statuses up to complete, then the end", statuses)
+	}
 }
 
 // write is the visit's write: ten in the hour, of every kind.
