@@ -429,3 +429,55 @@ func TestDefer_Deadline(t *testing.T) {
 		}
 	})
 }
+
+// At the deadline every pending fragment is delivered, each with its
+// error, and the answer closes: the client is still there, only the
+// upstream calls ended. (Several fragments: one per chat.)
+func TestDefer_DeadlineDeliversEveryFragment(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		up := &heldChats{fake: restclienttest.New(), release: make(chan struct{})}
+		h := inBubble(t, up, 300*time.Millisecond)
+		const chats = 3
+		q := fmt.Sprintf(`{ chats(first: %d) { nodes { title ... @defer(label: "m") { messages(first: 5) { totalCount } } } } }`, chats)
+		body, _ := json.Marshal(map[string]any{"query": q})
+		req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, "/graphql", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", apolloAccept)
+		req.Header.Set("X-Api-Key", restclienttest.DemoKey)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		_, params, _ := mime.ParseMediaType(rec.Header().Get("Content-Type"))
+		parts := multipart.NewReader(rec.Body, params["boundary"])
+		var initial struct{ HasNext bool }
+		readPart(t, parts, &initial)
+		if !initial.HasNext {
+			t.Fatal("the initial payload has hasNext false")
+		}
+		paths := map[string]bool{}
+		for i := range chats {
+			var later struct {
+				HasNext     bool
+				Incremental []struct {
+					Path   []any
+					Errors []struct{ Extensions map[string]any }
+				}
+			}
+			readPart(t, parts, &later)
+			if len(later.Incremental) != 1 || later.HasNext != (i < chats-1) {
+				t.Fatalf("payload %d: %+v, want one fragment, hasNext %v", i+1, later, i < chats-1)
+			}
+			frag := later.Incremental[0]
+			if len(frag.Errors) != 1 || frag.Errors[0].Extensions["reason"] != "timeout" {
+				t.Errorf("fragment %+v, want its timeout error", frag)
+			}
+			paths[fmt.Sprint(frag.Path)] = true
+		}
+		if len(paths) != chats {
+			t.Errorf("fragments at %v, want one per chat", paths)
+		}
+		if _, err := parts.NextPart(); err != io.EOF {
+			t.Errorf("after the last fragment: %v, want the closing boundary", err)
+		}
+	})
+}

@@ -1,7 +1,9 @@
 package gqlhttp
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"mime"
 	"net/http"
 	"strings"
@@ -88,7 +90,10 @@ func (s *server) streamAnswer(w http.ResponseWriter, r *http.Request, req postRe
 	for {
 		if !gone {
 			b = appendBoundary(b, hasNext)
-			if _, err := w.Write(b); err != nil || ctx.Err() != nil {
+			// Past the deadline the client is still there: the fragments
+			// that failed with it, and the closing boundary, are its to
+			// read. Only a client that left (or a failed write) ends it.
+			if _, err := w.Write(b); err != nil || errors.Is(ctx.Err(), context.Canceled) {
 				gone = true // the client left: the rest is drained, unwritten
 			} else {
 				_ = rc.Flush()
