@@ -11,6 +11,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
+	neturl "net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -142,26 +143,85 @@ func TestDefer_Multipart(t *testing.T) {
 // answers in one JSON piece, as before.
 func TestDefer_OnePieceOtherwise(t *testing.T) {
 	e := newEnv(t)
-	for _, tc := range []struct{ name, query, accept string }{
-		{"no @defer", `{ chats(first: 2) { totalCount } }`, apolloAccept},
-		{"no multipart", deferQuery, "application/json"},
+	resp := postAccept(t, e, `{ chats(first: 2) { totalCount } }`, apolloAccept)
+	defer func() { _ = resp.Body.Close() }()
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/graphql-response+json") {
+		t.Fatalf("Content-Type = %q, want one JSON answer", ct)
+	}
+}
+
+// A query holding @defer that is not answered in parts (a client that does
+// not accept multipart/mixed, a batch, a GET) answers in one piece with
+// its deferred fragments in place, as the same query without @defer: the
+// same data and calls, reported in extensions.upstream. (gqlgen alone
+// answers the initial payload, the deferred fields null and "hasNext":
+// true, while still making the deferred calls, whose answers it drops.)
+func TestDefer_OnePieceInlinesTheFragments(t *testing.T) {
+	e := newEnv(t)
+	plain := e.do(restclienttest.DemoKey, strings.Replace(deferQuery, `@defer(label: "messages")`, "", 1), nil)
+	type answer struct {
+		Data struct {
+			Chats struct {
+				Nodes []struct {
+					Title    string
+					Messages *struct{ TotalCount int }
+				}
+			}
+		}
+		HasNext    *bool
+		Extensions struct{ Upstream struct{ Calls int } }
+	}
+	body, _ := json.Marshal(map[string]any{"query": deferQuery})
+	for _, tc := range []struct {
+		name   string
+		method string
+		body   string
+		accept string
+		batch  bool
+	}{
+		{name: "no multipart", method: http.MethodPost, body: string(body), accept: "application/json"},
+		{name: "batch", method: http.MethodPost, body: "[" + string(body) + "]", accept: apolloAccept, batch: true},
+		{name: "GET", method: http.MethodGet, accept: apolloAccept},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			resp := postAccept(t, e, tc.query, tc.accept)
-			defer func() { _ = resp.Body.Close() }()
-			if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") && !strings.HasPrefix(ct, "application/graphql-response+json") {
-				t.Fatalf("Content-Type = %q, want one JSON answer", ct)
+			url := e.server.URL + "/graphql"
+			if tc.method == http.MethodGet {
+				url += "?query=" + neturl.QueryEscape(deferQuery)
 			}
-			body, err := io.ReadAll(resp.Body)
+			req, err := http.NewRequestWithContext(t.Context(), tc.method, url, strings.NewReader(tc.body))
 			if err != nil {
 				t.Fatal(err)
 			}
-			var out struct{ Data map[string]json.RawMessage }
-			if err := json.Unmarshal(body, &out); err != nil || out.Data["chats"] == nil {
-				t.Fatalf("answer %s (%v), want the chats", body, err)
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", tc.accept)
+			req.Header.Set("X-Api-Key", restclienttest.DemoKey)
+			before := e.upstream.Calls()
+			resp, err := e.server.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
 			}
-			if deferred := strings.Contains(tc.query, "@defer"); deferred != bytes.Contains(body, []byte(`"messages":null`)) {
-				t.Errorf("answer %s: the deferred messages should be null exactly when deferred", body)
+			b, err := io.ReadAll(resp.Body)
+			_ = resp.Body.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			calls := e.upstream.Calls() - before
+			var got answer
+			if tc.batch {
+				var all []answer
+				if err := json.Unmarshal(b, &all); err != nil || len(all) != 1 {
+					t.Fatalf("answer %s (%v), want an array of one", b, err)
+				}
+				got = all[0]
+			} else if err := json.Unmarshal(b, &got); err != nil {
+				t.Fatalf("answer %s: %v", b, err)
+			}
+			nodes := got.Data.Chats.Nodes
+			if len(nodes) != 1 || nodes[0].Title == "" || nodes[0].Messages == nil || nodes[0].Messages.TotalCount == 0 || got.HasNext != nil {
+				t.Fatalf("answer %s, want the chat with its messages and no hasNext", b)
+			}
+			if calls != plain.calls || got.Extensions.Upstream.Calls != calls {
+				t.Errorf("%d upstream calls, %d reported; without @defer: %d", calls, got.Extensions.Upstream.Calls, plain.calls)
 			}
 		})
 	}
@@ -478,6 +538,43 @@ func TestDefer_DeadlineDeliversEveryFragment(t *testing.T) {
 		}
 		if _, err := parts.NextPart(); err != io.EOF {
 			t.Errorf("after the last fragment: %v, want the closing boundary", err)
+		}
+	})
+}
+
+// A query holding @defer answered in one piece still ends at its
+// deadline: the deferred fragment whose call is unanswered is in place
+// with its error, and nothing of the operation stays parked (the bubble
+// fails the test otherwise).
+func TestDefer_OnePieceDeadline(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		up := &heldChats{fake: restclienttest.New(), release: make(chan struct{})}
+		h := inBubble(t, up, 300*time.Millisecond)
+		body, _ := json.Marshal(map[string]any{"query": deferQuery})
+		rec := postIn(h, string(body))
+		var got struct {
+			Data struct {
+				Chats struct {
+					Nodes []struct {
+						Title    string
+						Messages *struct{ TotalCount int }
+					}
+				}
+			}
+			Errors  []struct{ Extensions map[string]any }
+			HasNext *bool
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+			t.Fatalf("answer %s: %v", rec.Body, err)
+		}
+		if n := got.Data.Chats.Nodes; len(n) != 1 || n[0].Title == "" || n[0].Messages != nil || got.HasNext != nil ||
+			len(got.Errors) != 1 || got.Errors[0].Extensions["reason"] != "timeout" {
+			t.Errorf("answer %s, want the title, the messages null with one timeout error, no hasNext", rec.Body)
+		}
+		synctest.Wait()
+		if up.canceled.Load() != up.held.Load() {
+			t.Errorf("%d held calls, %d canceled at the deadline", up.held.Load(), up.canceled.Load())
 		}
 	})
 }

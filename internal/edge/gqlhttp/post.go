@@ -127,7 +127,7 @@ func start(ctx context.Context, exec graphql.GraphExecutor, params *graphql.RawP
 		return http.StatusOK, exec.DispatchError(graphql.WithOperationContext(ctx, rc), gqlerror.List{notRun(err)}), media == mediaJSON, nil
 	}
 	if stream && rc.Operation.Operation == ast.Query {
-		ctx = detach.Operation(ctx)
+		ctx = context.WithValue(detach.Operation(ctx), streamingKey{}, true)
 	}
 	responses, ctx := exec.DispatchOperation(ctx, rc)
 	resp := responses(ctx)
