@@ -578,3 +578,45 @@ func TestDefer_OnePieceDeadline(t *testing.T) {
 		}
 	})
 }
+
+// @defer in a mutation is refused before it runs, as a validation
+// failure with no upstream call and nothing written: gqlgen's executor
+// delivers deferred fragments for queries only, and the mutation's
+// deferred fields would answer null with no error. With "if: false" it
+// does not defer and the mutation runs.
+func TestDefer_MutationRefused(t *testing.T) {
+	e := newEnv(t)
+	var before struct {
+		Chats struct{ Nodes []struct{ ID, Title string } }
+	}
+	e.ok(restclienttest.DemoKey, `{ chats(first: 1) { nodes { id title } } }`, nil, &before)
+	chat := before.Chats.Nodes[0]
+	const mutation = `mutation Rename($id: ID!, $later: Boolean!) { updateChat(input: {id: $id, title: "renamed"}) {
+  chat { title ... @defer(if: $later) { messages(first: 5) { totalCount } } } } }`
+	r := e.do(restclienttest.DemoKey, mutation, map[string]any{"id": chat.ID, "later": true})
+	got := wantError(t, r, "GRAPHQL_VALIDATION_FAILED")
+	if !strings.Contains(got.Message, "@defer") {
+		t.Errorf("message %q, want it to name @defer", got.Message)
+	}
+	wantCalls(t, r, 0)
+	var after struct {
+		Chats struct{ Nodes []struct{ Title string } }
+	}
+	e.ok(restclienttest.DemoKey, `{ chats(first: 1) { nodes { title } } }`, nil, &after)
+	if after.Chats.Nodes[0].Title != chat.Title {
+		t.Errorf("title %q after the refused mutation, want %q unchanged", after.Chats.Nodes[0].Title, chat.Title)
+	}
+
+	var ran struct {
+		UpdateChat struct {
+			Chat struct {
+				Title    string
+				Messages *struct{ TotalCount int }
+			}
+		}
+	}
+	e.ok(restclienttest.DemoKey, mutation, map[string]any{"id": chat.ID, "later": false}, &ran)
+	if c := ran.UpdateChat.Chat; c.Title != "renamed" || c.Messages == nil {
+		t.Errorf("with if: false: %+v, want the chat renamed with its messages", c)
+	}
+}

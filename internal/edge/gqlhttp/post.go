@@ -114,6 +114,9 @@ func execute(ctx context.Context, exec graphql.GraphExecutor, params *graphql.Ra
 func start(ctx context.Context, exec graphql.GraphExecutor, params *graphql.RawParams, header http.Header, media string, stream bool) (int, *graphql.Response, bool, func() *graphql.Response) {
 	params.Headers = header
 	rc, errs := exec.CreateOperationContext(ctx, params)
+	if errs == nil {
+		errs = deferOutsideQuery(rc)
+	}
 	if errs != nil {
 		status := http.StatusOK
 		if media == mediaGraphQLResponse && errcode.GetErrorKind(errs) == errcode.KindProtocol {
