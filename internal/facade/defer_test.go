@@ -21,6 +21,7 @@ import (
 
 	"github.com/suregql/suregql/internal/facade"
 	"github.com/suregql/suregql/internal/fake/restclienttest"
+	"github.com/suregql/suregql/restclient"
 )
 
 // deferQuery reads the newest chat's title at once and its messages,
@@ -619,4 +620,116 @@ func TestDefer_MutationRefused(t *testing.T) {
 	if c := ran.UpdateChat.Chat; c.Title != "renamed" || c.Messages == nil {
 		t.Errorf("with if: false: %+v, want the chat renamed with its messages", c)
 	}
+}
+
+// streamWithCap posts q as Apollo Client would to a facade whose answers
+// are capped at maxBytes of data, and returns the recorded answer.
+func streamWithCap(t *testing.T, q string, maxBytes int) *httptest.ResponseRecorder {
+	t.Helper()
+	client, err := restclient.New("http://sure.test", restclient.WithHTTPClient(&http.Client{
+		Transport: facade.HandlerTransport{Handler: restclienttest.New()},
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := facade.New(facade.Config{Upstream: client, OperationTimeout: time.Hour, DisablePlayground: true,
+		MaxResponseBytes: maxBytes, Log: slog.New(slog.DiscardHandler)})
+	body, _ := json.Marshal(map[string]any{"query": q})
+	req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, "/graphql", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", apolloAccept)
+	req.Header.Set("X-Api-Key", restclienttest.DemoKey)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+// The response cap bounds a streamed answer's parts together, as one
+// answer: a fragment past it is refused with RESPONSE_TOO_LARGE at its
+// path, the answer goes on to its closing boundary, and nothing of the
+// operation stays parked (the bubble fails the test otherwise). Each part
+// under the cap alone no longer lets a query answer many times the cap.
+func TestDefer_ResponseCapCountsEveryPart(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		const maxBytes, chats = 400, 3 // the initial payload and one fragment fit; not all
+		rec := streamWithCap(t, fmt.Sprintf(`{ chats(first: %d) { nodes { title ... @defer(label: "m") { messages(first: 5) { nodes { content } } } } } }`, chats), maxBytes)
+		_, params, _ := mime.ParseMediaType(rec.Header().Get("Content-Type"))
+		parts := multipart.NewReader(rec.Body, params["boundary"])
+		var initial struct {
+			Data    json.RawMessage
+			HasNext bool
+		}
+		readPart(t, parts, &initial)
+		if !initial.HasNext {
+			t.Fatalf("initial payload %+v, want hasNext true", initial)
+		}
+		delivered, refused := len(initial.Data), 0
+		for i := range chats {
+			var later struct {
+				HasNext     bool
+				Incremental []struct {
+					Data   json.RawMessage
+					Label  string
+					Path   []any
+					Errors []struct{ Extensions map[string]any }
+				}
+			}
+			readPart(t, parts, &later)
+			if len(later.Incremental) != 1 || later.HasNext != (i < chats-1) {
+				t.Fatalf("payload %d: %+v, want one fragment, hasNext %v", i+1, later, i < chats-1)
+			}
+			frag := later.Incremental[0]
+			if frag.Label != "m" || len(frag.Path) != 3 {
+				t.Errorf("fragment %+v, want its label and path", frag)
+			}
+			if len(frag.Errors) > 0 && frag.Errors[0].Extensions["code"] == "RESPONSE_TOO_LARGE" {
+				refused++
+				continue
+			}
+			delivered += len(frag.Data)
+		}
+		if refused == 0 || delivered > maxBytes {
+			t.Errorf("%d bytes of data delivered, %d fragments refused; want at most %d bytes, the rest refused", delivered, refused, maxBytes)
+		}
+		if _, err := parts.NextPart(); err != io.EOF {
+			t.Errorf("after the last fragment: %v, want the closing boundary", err)
+		}
+	})
+}
+
+// An initial payload over the cap is refused in its place and every
+// fragment after it alike, to the closing boundary: nothing stays parked
+// (the bubble fails the test otherwise).
+func TestDefer_ResponseCapOnTheInitialPayload(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		rec := streamWithCap(t, deferQuery, 50)
+		_, params, _ := mime.ParseMediaType(rec.Header().Get("Content-Type"))
+		parts := multipart.NewReader(rec.Body, params["boundary"])
+		var initial struct {
+			Data    json.RawMessage
+			Errors  []struct{ Extensions map[string]any }
+			HasNext bool
+		}
+		readPart(t, parts, &initial)
+		if string(initial.Data) != "null" || len(initial.Errors) != 1 || initial.Errors[0].Extensions["code"] != "RESPONSE_TOO_LARGE" || !initial.HasNext {
+			t.Fatalf("initial payload %+v, want data null, RESPONSE_TOO_LARGE and hasNext true", initial)
+		}
+		var later struct {
+			HasNext     bool
+			Incremental []struct {
+				Data   json.RawMessage
+				Errors []struct{ Extensions map[string]any }
+			}
+		}
+		readPart(t, parts, &later)
+		if later.HasNext || len(later.Incremental) != 1 || string(later.Incremental[0].Data) != "null" ||
+			len(later.Incremental[0].Errors) != 1 || later.Incremental[0].Errors[0].Extensions["code"] != "RESPONSE_TOO_LARGE" {
+			t.Errorf("fragment payload %+v, want it refused, last", later)
+		}
+		if _, err := parts.NextPart(); err != io.EOF {
+			t.Errorf("after the last fragment: %v, want the closing boundary", err)
+		}
+	})
 }

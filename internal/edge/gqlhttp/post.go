@@ -15,6 +15,7 @@ import (
 
 	"github.com/suregql/suregql/graph"
 	"github.com/suregql/suregql/internal/edge/detach"
+	"github.com/suregql/suregql/internal/limits/querylimit"
 	"github.com/suregql/suregql/restclient"
 )
 
@@ -130,7 +131,7 @@ func start(ctx context.Context, exec graphql.GraphExecutor, params *graphql.RawP
 		return http.StatusOK, exec.DispatchError(graphql.WithOperationContext(ctx, rc), gqlerror.List{notRun(err)}), media == mediaJSON, nil
 	}
 	if stream && rc.Operation.Operation == ast.Query {
-		ctx = context.WithValue(detach.Operation(ctx), streamingKey{}, true)
+		ctx = context.WithValue(querylimit.WithStream(detach.Operation(ctx)), streamingKey{}, true)
 	}
 	responses, ctx := exec.DispatchOperation(ctx, rc)
 	resp := responses(ctx)
