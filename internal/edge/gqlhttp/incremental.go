@@ -78,8 +78,10 @@ func (s *server) streamAnswer(w http.ResponseWriter, r *http.Request, req postRe
 		writeAnswer(w, first, withData)
 		return
 	}
+	// Cache-Control stays cacheHeaders' "private, no-store" (gqlgen's
+	// transport says "no-cache", which lets a shared cache keep a user's
+	// answer): no-store asks no proxy to buffer a stream either.
 	w.Header().Set("Content-Type", mediaMultipart)
-	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	b, err := appendAnswer([]byte("--"+multipartBoundary+"\r\n"+partHeader), first, true)
