@@ -733,3 +733,25 @@ func TestDefer_ResponseCapOnTheInitialPayload(t *testing.T) {
 		}
 	})
 }
+
+// A query holding @defer answered in one piece is logged once, with its
+// calls, as any operation (gqlgen's initial payload alone, "hasNext":
+// true, was never logged nor recorded: its last part never came).
+func TestDefer_OnePieceLoggedOnce(t *testing.T) {
+	var logged syncBuffer
+	e := newEnv(t, withConfig(func(c *facade.Config) { c.Log = slog.New(slog.NewJSONHandler(&logged, nil)) }))
+	r := e.do(restclienttest.DemoKey, deferQuery, nil)
+	if len(r.errs) > 0 {
+		t.Fatalf("errors %v", r.errs)
+	}
+	var lines []map[string]any
+	for line := range strings.Lines(logged.String()) {
+		var l map[string]any
+		if json.Unmarshal([]byte(line), &l) == nil && l["msg"] == "graphql operation" {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) != 1 || lines[0]["upstreamCalls"] != float64(r.calls) || lines[0]["outcome"] != "ok" {
+		t.Errorf("operation log lines %v, want one, ok, with upstreamCalls %d", lines, r.calls)
+	}
+}
