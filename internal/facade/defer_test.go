@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	neturl "net/url"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -754,4 +755,64 @@ func TestDefer_OnePieceLoggedOnce(t *testing.T) {
 	if len(lines) != 1 || lines[0]["upstreamCalls"] != float64(r.calls) || lines[0]["outcome"] != "ok" {
 		t.Errorf("operation log lines %v, want one, ok, with upstreamCalls %d", lines, r.calls)
 	}
+}
+
+// stalledClient is a connection whose client read the initial payload
+// and then stopped reading: every later write blocks, as on a full TCP
+// buffer, until the write deadline set on it passes (forever without
+// one: the bubble then fails the test).
+type stalledClient struct {
+	header   http.Header
+	mu       sync.Mutex
+	deadline time.Time
+	writes   int
+}
+
+func (c *stalledClient) Header() http.Header { return c.header }
+func (c *stalledClient) WriteHeader(int)     {}
+func (c *stalledClient) Flush()              {}
+
+func (c *stalledClient) SetWriteDeadline(d time.Time) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.deadline = d
+	return nil
+}
+
+func (c *stalledClient) Write(b []byte) (int, error) {
+	c.mu.Lock()
+	c.writes++
+	first, d := c.writes == 1, c.deadline
+	c.mu.Unlock()
+	if first {
+		return len(b), nil
+	}
+	if d.IsZero() {
+		select {} // the buffer never drains
+	}
+	<-time.After(time.Until(d)) // fake time: the bubble's clock
+	return 0, os.ErrDeadlineExceeded
+}
+
+// A client that stops reading mid-stream is let go shortly after the
+// operation's deadline (streamWriteMargin, 10 s): the blocked write
+// fails, the fragments are drained and the handler returns, though no
+// server WriteTimeout is set (an embedding server may have none).
+func TestDefer_StalledClientLetGoAfterTheDeadline(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		up := &heldChats{fake: restclienttest.New(), release: make(chan struct{})}
+		const timeout = 300 * time.Millisecond
+		h := inBubble(t, up, timeout)
+		body, _ := json.Marshal(map[string]any{"query": deferQuery})
+		req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, "/graphql", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", apolloAccept)
+		req.Header.Set("X-Api-Key", restclienttest.DemoKey)
+		start := time.Now()
+		h.ServeHTTP(&stalledClient{header: http.Header{}}, req)
+		if took := time.Since(start); took > timeout+10*time.Second {
+			t.Errorf("the handler returned %v after the request, want at most the deadline plus 10s", took)
+		}
+	})
 }

@@ -7,6 +7,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -20,6 +21,12 @@ import (
 // one the initial answer with "hasNext": true, each later one
 // {"incremental":[…],"hasNext":…}; every part is followed by the boundary
 // that opens the next, the last by the closing boundary.
+const (
+	// streamWriteMargin is how long past the operation's deadline the
+	// parts of a streamed answer may still take to write.
+	streamWriteMargin = 10 * time.Second
+)
+
 const (
 	multipartBoundary = "-"
 	mediaMultipart    = `multipart/mixed; boundary="` + multipartBoundary + `"; deferSpec=20220824`
@@ -84,6 +91,13 @@ func (s *server) streamAnswer(w http.ResponseWriter, r *http.Request, req postRe
 	w.Header().Set("Content-Type", mediaMultipart)
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
+	if d, ok := ctx.Deadline(); ok {
+		// A client that stops reading blocks a write, which no context
+		// ends: it is let go streamWriteMargin after the deadline (the
+		// server's WriteTimeout is later, and an embedding server may
+		// have none), and its fragments drained.
+		_ = rc.SetWriteDeadline(d.Add(streamWriteMargin))
+	}
 	b, err := appendAnswer([]byte("--"+multipartBoundary+"\r\n"+partHeader), first, true)
 	if err != nil {
 		panic(err) // recovered by ServeHTTP; an answer that cannot be encoded is a bug
