@@ -64,8 +64,9 @@ type Options struct {
 }
 
 // Handler serves GraphQL over HTTP with exec. It adds the sharing of
-// identical executions to exec as its innermost response middleware: call
-// it once exec has every other.
+// identical executions (and the inlining of deferred fragments into an
+// answer not streamed, see inlineDeferred) to exec as its innermost
+// response middleware: call it once exec has every other.
 func Handler(exec *executor.Executor, opts Options) http.Handler {
 	shares := newSharedQueries(Through(opts.Waited...))
 	exec.AroundResponses(shares.middleware)
