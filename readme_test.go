@@ -36,6 +36,22 @@ func TestREADME_ClientSnippets(t *testing.T) {
 	}
 }
 
+// README.md's subscription snippet is the file .ci/apollo/subscribe.mjs
+// runs against the demo server in CI, shown verbatim.
+func TestREADME_SubscriptionSnippet(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile(filepath.Join(".ci", "apollo", "subscriptions.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "```js\n"+string(src)+"```\n") {
+		t.Error("README.md does not show .ci/apollo/subscriptions.mjs verbatim in a ```js block: copy the file there")
+	}
+}
+
 // README.md's configuration section is the user's view of package
 // config's table of flags: a row | `-flag` | `VARIABLE` | default | meaning |
 // for each flag with a variable, in the table's order, with the table's
