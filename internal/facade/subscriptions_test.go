@@ -479,3 +479,40 @@ func TestSubscriptions_KeysPollForThemselves(t *testing.T) {
 		}
 	})
 }
+
+// A limited key's subscription never spends the calls it keeps for page
+// views: with 12 calls an hour (a reserve of 3), the reply still arrives,
+// and over the rest of the hour the loop stops polling at the reserve;
+// no call is refused by the upstream.
+func TestSubscriptions_KeepTheKeysReserve(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newSubsEnv(t, facade.Config{})
+		e.fake.SetRateLimit(restclienttest.DemoKey, 12)
+		chat := e.newChat(restclienttest.DemoKey)
+		s := e.subscribeSSE(restclienttest.DemoKey, chatSubscription, map[string]any{"id": chat})
+		synctest.Wait()
+		e.send(chat, "Within my quota?")
+		awaitReply(t, func() (map[string]any, bool) {
+			ev, ok := s.next(t)
+			if !ok || ev.event != "next" {
+				return nil, false
+			}
+			return ev.data["data"].(map[string]any)["chatMessageAdded"].(map[string]any), true
+		})
+		// The bubble's clock: the rest of the upstream's hour passes at
+		// once when every goroutine waits.
+		time.Sleep(55 * time.Minute)
+		calls, refused := 0, 0
+		for _, r := range e.fake.Requests() {
+			calls++
+			if r.Status == http.StatusTooManyRequests {
+				refused++
+			}
+		}
+		t.Logf("%d calls in the hour", calls)
+		if calls > 12-3 || refused > 0 {
+			t.Errorf("%d calls in the hour (%d refused), want at most 9 (the limit less the reserve) and none refused", calls, refused)
+		}
+		s.cancel()
+	})
+}
