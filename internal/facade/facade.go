@@ -193,10 +193,14 @@ func New(cfg Config) http.Handler {
 	if cfg.Metrics != nil {
 		accepted = newAcceptedKeys()
 	}
-	hub := live.New(live.Options{
+	hubOpts := live.Options{
 		Poll: pollUpstream, MaxPerKey: cfg.MaxSubscriptionsPerKey, MaxTotal: cfg.MaxSubscriptions,
 		Meter: liveMeter(cfg.Metrics), Log: log, Draining: cfg.Draining,
-	})
+	}
+	if cfg.Redis != nil {
+		hubOpts.Replicas = cfg.Redis.Live() // one poll per key and resource across the replicas
+	}
+	hub := live.New(hubOpts)
 	exec, waited := newExecutor(cfg, log, accepted, hub)
 	shared := newShared(cfg, log, accepted)
 	// A secret of this process, or Redis's shared one: ids of keys are

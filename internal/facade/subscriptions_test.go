@@ -175,22 +175,28 @@ type sseStream struct {
 // mode) as key.
 func (e *subsEnv) subscribeSSE(key, query string, vars map[string]any) *sseStream {
 	e.t.Helper()
+	return openSSE(e.t, e.client, "http://suregql.test/graphql", key, query, vars)
+}
+
+// openSSE opens a graphql-sse subscription at endpoint with client.
+func openSSE(t *testing.T, client *http.Client, endpoint, key, query string, vars map[string]any) *sseStream {
+	t.Helper()
 	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
 	ctx, cancel := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://suregql.test/graphql", strings.NewReader(string(body)))
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(string(body)))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "text/event-stream")
 	req.Header.Set("X-Api-Key", key)
-	resp, err := e.client.Do(req) //nolint:bodyclose // closed by the reader below, or here on a refusal
+	resp, err := client.Do(req) //nolint:bodyclose // closed by the reader below, or here on a refusal
 	if err != nil {
 		cancel()
-		e.t.Fatal(err)
+		t.Fatal(err)
 	}
 	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
 		b, _ := io.ReadAll(resp.Body)
 		_ = resp.Body.Close()
 		cancel()
-		e.t.Fatalf("answer %d %s: %s", resp.StatusCode, ct, b)
+		t.Fatalf("answer %d %s: %s", resp.StatusCode, ct, b)
 	}
 	events := make(chan sseEvent, 64)
 	go func() {
@@ -212,7 +218,7 @@ func (e *subsEnv) subscribeSSE(key, query string, vars map[string]any) *sseStrea
 		}
 	}()
 	s := &sseStream{events: events, cancel: cancel}
-	e.t.Cleanup(cancel)
+	t.Cleanup(cancel)
 	return s
 }
 

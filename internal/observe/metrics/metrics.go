@@ -175,7 +175,7 @@ func New() *Metrics {
 		}, []string{"resource"}),
 		subscriptionPolls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "suregql_subscription_polls_total",
-			Help: "Upstream reads of the subscriptions' poll loops (one per key and resource, whatever the subscribers), by resource and outcome (sent, skipped: the key's reserve).",
+			Help: "Upstream reads of the subscriptions' poll loops (one per key and resource, whatever the subscribers), by resource and outcome (sent; skipped: the key keeps its reserve, or another replica holds the loop's lease).",
 		}, []string{"resource", "outcome"}),
 		subscriptionRefusals: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "suregql_subscription_refusals_total",

@@ -21,6 +21,10 @@
 //   - a limited key whose remaining calls are at or under a quarter of
 //     its limit (its reserve, the budget of one page view) is not polled
 //     until its window resets.
+//
+// With Options.Replicas (Redis), one replica polls each loop for all of
+// them: the one holding the loop's lease; the others push what it
+// publishes (replicas.go).
 package live
 
 import (
@@ -95,6 +99,21 @@ type Options struct {
 	// Draining is closed when the server shuts down: every subscription
 	// completes, so that the server drains. nil: never.
 	Draining <-chan struct{}
+	// Replicas, when set, makes the loops of every replica act as one
+	// (redisstate.Live): one replica polls a key's resource and publishes
+	// what it read to the others. nil: each process polls for its own.
+	Replicas Replicas
+}
+
+// Replicas is what the loops of several processes share.
+type Replicas interface {
+	// Lead takes or renews the lease on name for ttl, and reports whether
+	// this process holds it.
+	Lead(name string, ttl time.Duration) bool
+	// Publish sends payload to the processes following name.
+	Publish(name string, payload []byte)
+	// Follow delivers what is published on name until stop is called.
+	Follow(name string) (msgs <-chan []byte, stop func())
 }
 
 // Defaults of Options.
@@ -209,7 +228,7 @@ func (h *Hub) Subscribe(ctx context.Context, p *planner.Planner, res Resource) (
 	h.total++
 	l := h.loops[k]
 	if l == nil {
-		l = newLoop(h, k, p.Renew)
+		l = newLoop(h, k, p.Renew, p.Key())
 		h.loops[k] = l
 		go l.run()
 	}
@@ -261,6 +280,10 @@ func (h *Hub) Pushed(kind Kind) { h.meter().SubscriptionEvent(string(kind)) }
 // to the chat through the facade): the key's loop of res, if any, polls
 // fast again.
 func (h *Hub) Expect(key string, res Resource) {
+	if h.opts.Replicas != nil {
+		// The replica polling it may be another.
+		h.opts.Replicas.Publish(sharedName(loopKey{key: key, res: res}), nudge)
+	}
 	h.mu.Lock()
 	l := h.loops[loopKey{key: key, res: res}]
 	h.mu.Unlock()

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/suregql/suregql/internal/planning/planner"
+	"github.com/suregql/suregql/internal/state/callerkey"
 	"github.com/suregql/suregql/restclient"
 )
 
@@ -22,6 +23,8 @@ type loop struct {
 	hub   *Hub
 	k     loopKey
 	renew func() *planner.Planner // a new planner of the key, per poll
+	key   callerkey.Key           // seals what is shared with the replicas
+	name  string                  // the loop's name among the replicas
 
 	// Under hub.mu:
 	subs     map[*sub]struct{}
@@ -36,11 +39,12 @@ type loop struct {
 	unchanged int  // polls since the last change (or Expect): the backoff
 	failures  int  // polls failed in a row
 	nudged    bool // Expect came since the last poll
+	lastWait  time.Duration
 }
 
-func newLoop(h *Hub, k loopKey, renew func() *planner.Planner) *loop {
+func newLoop(h *Hub, k loopKey, renew func() *planner.Planner, key callerkey.Key) *loop {
 	return &loop{
-		hub: h, k: k, renew: renew, subs: map[*sub]struct{}{},
+		hub: h, k: k, renew: renew, key: key, name: sharedName(k), subs: map[*sub]struct{}{},
 		first: make(chan struct{}), wake: make(chan struct{}, 1), stop: make(chan struct{}),
 	}
 }
@@ -53,9 +57,20 @@ func (l *loop) run() {
 	defer l.end()
 	timer := time.NewTimer(0)
 	defer timer.Stop()
+	var shared <-chan []byte
+	if r := l.hub.opts.Replicas; r != nil {
+		msgs, stop := r.Follow(l.name)
+		defer stop()
+		shared = msgs
+	}
 	for {
 		select {
 		case <-timer.C:
+		case m := <-shared:
+			if !l.received(m) {
+				return
+			}
+			continue
 		case <-l.wake:
 			// A message was sent: its reply is expected in seconds.
 			// (Before the first poll, that poll is due now anyway.)
@@ -73,6 +88,7 @@ func (l *loop) run() {
 		if !more {
 			return
 		}
+		l.lastWait = wait
 		timer.Reset(wait)
 	}
 }
@@ -113,6 +129,13 @@ func (l *loop) pollOnce(ctx context.Context) (time.Duration, bool) {
 		l.hub.meter().SubscriptionPoll(kind, false)
 		return wait, true
 	}
+	// With replicas, the one holding the loop's lease polls and publishes;
+	// the others follow (the first poll of each is its subscriber's).
+	leads := l.lead()
+	if !leads && l.polled() {
+		l.hub.meter().SubscriptionPoll(kind, false)
+		return l.followWait(), true
+	}
 	pctx, cancel := context.WithTimeout(ctx, pollTimeout)
 	st, err := l.hub.opts.Poll(pctx, p, l.k.res)
 	cancel()
@@ -121,6 +144,9 @@ func (l *loop) pollOnce(ctx context.Context) (time.Duration, bool) {
 		return l.failed(err, p.RateLimit())
 	}
 	l.failures = 0
+	if leads {
+		l.share(st)
+	}
 	changed := l.publish(st)
 	if st.Import != nil && Terminal(st.Import) {
 		return 0, false
