@@ -522,3 +522,52 @@ func TestSubscriptions_KeepTheKeysReserve(t *testing.T) {
 		s.cancel()
 	})
 }
+
+// A WebSocket from a page of an origin that is neither the server's nor
+// one of -cors-origins is refused with 403 FORBIDDEN before any GraphQL.
+func TestSubscriptions_WebSocketOtherOriginRefused(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newSubsEnv(t, facade.Config{CORSOrigins: []string{"https://app.example.com"}})
+		ctx := context.Background()
+		_, resp, err := websocket.Dial(ctx, "ws://suregql.test/graphql", &websocket.DialOptions{
+			HTTPClient: e.client, Subprotocols: []string{"graphql-transport-ws"},
+			HTTPHeader: http.Header{"Origin": {"https://evil.example.com"}},
+		})
+		if err == nil || resp == nil || resp.StatusCode != http.StatusForbidden {
+			t.Fatalf("dial: %v, %v; want 403", err, resp)
+		}
+		defer resp.Body.Close()
+		var body struct {
+			Errors []struct {
+				Extensions map[string]any `json:"extensions"`
+			} `json:"errors"`
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&body)
+		if len(body.Errors) != 1 || body.Errors[0].Extensions["code"] != "FORBIDDEN" {
+			t.Errorf("body: %+v, want FORBIDDEN", body)
+		}
+		if n := e.total.Load(); n != 0 {
+			t.Errorf("%d upstream calls, want 0", n)
+		}
+	})
+}
+
+// When the server starts to drain (SIGTERM), every subscription completes,
+// so that the server's shutdown is not held by them.
+func TestSubscriptions_CompleteOnDrain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		draining := make(chan struct{})
+		e := newSubsEnv(t, facade.Config{Draining: draining})
+		chat := e.newChat(restclienttest.DemoKey)
+		s := e.subscribeSSE(restclienttest.DemoKey, chatSubscription, map[string]any{"id": chat})
+		synctest.Wait()
+		close(draining)
+		ev, ok := s.next(t)
+		if !ok || ev.event != "complete" {
+			t.Fatalf("got %v %v, want the complete event", ev, ok)
+		}
+		if _, ok := s.next(t); ok {
+			t.Error("the stream stays open after complete")
+		}
+	})
+}

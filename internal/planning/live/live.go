@@ -295,13 +295,6 @@ func (h *Hub) Expect(key string, res Resource) {
 	}
 }
 
-// Open returns the subscriptions open now.
-func (h *Hub) Open() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.total
-}
-
 func (h *Hub) draining() bool {
 	select {
 	case <-h.opts.Draining:
