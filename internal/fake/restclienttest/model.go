@@ -88,6 +88,8 @@ type importRecord struct {
 	unassignedCount  int          // mappings still without a record to map to
 	seq              int          // creation order, to break created_at ties deterministically
 	steps            []importStep // booked status changes, earliest first (AddProgressingImport)
+	step             time.Duration
+	repeat           bool // once complete, a new one follows (AddRepeatingImports)
 	createdAt        time.Time
 	updatedAt        time.Time
 }
