@@ -348,6 +348,9 @@ func newExecutor(cfg Config, log *slog.Logger, accepted *acceptedKeys, hub *live
 	if cfg.Redis != nil {
 		persisted = cfg.Redis.PersistedQueries(persisted, limits.Limits().MaxBytes, 0)
 	}
+	// A WebSocket's operations are held to the trusted documents as POSTs
+	// are (which gqlhttp checks before GraphQL reads them).
+	exec.Use(gqlhttp.WebSocketDocuments(cfg.Documents))
 	// Registered once the upstream accepted the request's key (persisted.go).
 	exec.Use(extension.AutomaticPersistedQuery{Cache: acceptedKeysOnly{store: persisted}})
 	exec.AroundResponses(registerPersisted(persisted))

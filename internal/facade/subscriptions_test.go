@@ -18,6 +18,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/coder/websocket/wsjson"
 
+	"github.com/suregql/suregql/internal/edge/gqlhttp"
 	"github.com/suregql/suregql/internal/facade"
 	"github.com/suregql/suregql/internal/fake/restclienttest"
 	"github.com/suregql/suregql/restclient"
@@ -569,5 +570,57 @@ func TestSubscriptions_CompleteOnDrain(t *testing.T) {
 		if _, ok := s.next(t); ok {
 			t.Error("the stream stays open after complete")
 		}
+	})
+}
+
+// A WebSocket's operations are held to the trusted documents as a POST's
+// are: with -allow-arbitrary-documents=false, a document sent as text is
+// refused (PERSISTED_DOCUMENT_REQUIRED), at no call.
+func TestSubscriptions_WebSocketTrustedDocumentsOnly(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		docs, err := gqlhttp.NewDocuments(map[string]string{"q1": "{ __typename }"}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := newSubsEnv(t, facade.Config{Documents: docs})
+		ctx := context.Background()
+		c, _, err := websocket.Dial(ctx, //nolint:bodyclose // a WebSocket's upgrade answer has no body to close
+			"ws://suregql.test/graphql", &websocket.DialOptions{
+				HTTPClient: e.client, Subprotocols: []string{"graphql-transport-ws"},
+				HTTPHeader: http.Header{"X-Api-Key": {restclienttest.DemoKey}},
+			})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = c.CloseNow() }()
+		var msg struct {
+			Type    string          `json:"type"`
+			Payload json.RawMessage `json:"payload"`
+		}
+		if err := wsjson.Write(ctx, c, map[string]any{"type": "connection_init"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := wsjson.Read(ctx, c, &msg); err != nil || msg.Type != "connection_ack" {
+			t.Fatalf("%v %s, want connection_ack", err, msg.Type)
+		}
+		if err := wsjson.Write(ctx, c, map[string]any{"id": "1", "type": "subscribe", "payload": map[string]any{
+			"query": chatSubscription, "variables": map[string]any{"id": "00000000-0000-4000-8000-000000000000"},
+		}}); err != nil {
+			t.Fatal(err)
+		}
+		var payload []byte
+		for msg.Type != "next" && msg.Type != "error" {
+			if err := wsjson.Read(ctx, c, &msg); err != nil {
+				t.Fatal(err)
+			}
+			payload = msg.Payload
+		}
+		if !strings.Contains(string(payload), `"PERSISTED_DOCUMENT_REQUIRED"`) {
+			t.Errorf("%s %s, want PERSISTED_DOCUMENT_REQUIRED", msg.Type, payload)
+		}
+		if n := e.total.Load(); n != 0 {
+			t.Errorf("%d upstream calls, want 0", n)
+		}
+		_ = c.Close(websocket.StatusNormalClosure, "")
 	})
 }

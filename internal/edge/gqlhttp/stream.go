@@ -15,6 +15,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/executor"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	coderws "github.com/coder/websocket"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/suregql/suregql/graph"
 	"github.com/suregql/suregql/internal/planning/planner"
@@ -52,6 +53,7 @@ func newStreams(exec *executor.Executor, opts Options, other http.Handler) *stre
 		Implementation:        transport.CoderWebsocketImplementation{AcceptOptions: coderws.AcceptOptions{InsecureSkipVerify: true}},
 		InitFunc:              s.initWS,
 		InitTimeout:           10 * time.Second,
+		PayloadReadLimit:      &wsReadLimit,
 		PingPongInterval:      keepAlive,
 		KeepAlivePingInterval: keepAlive,
 	}
@@ -92,7 +94,40 @@ func (s *streams) withStreamCaller(ctx context.Context, key string) context.Cont
 	return ctx
 }
 
-type streamKey struct{}
+type (
+	streamKey    struct{}
+	webSocketKey struct{}
+)
+
+// wsReadLimit bounds a WebSocket message as the body of a POST is bounded.
+var wsReadLimit = int64(maxBodyBytes)
+
+// WebSocketDocuments holds the operations of a WebSocket to the trusted
+// documents as a POST's are held (readPost): a persisted query's hash is
+// looked up, and with OnlyThese a document sent as text is refused. SSE
+// requests pass readPost itself. Register it before Automatic Persisted
+// Queries.
+func WebSocketDocuments(docs *Documents) graphql.HandlerExtension {
+	return webSocketDocuments{docs: docs}
+}
+
+type webSocketDocuments struct{ docs *Documents }
+
+func (webSocketDocuments) ExtensionName() string                   { return "WebSocketDocuments" }
+func (webSocketDocuments) Validate(graphql.ExecutableSchema) error { return nil }
+
+func (w webSocketDocuments) MutateOperationParameters(ctx context.Context, params *graphql.RawParams) *gqlerror.Error {
+	if ws, _ := ctx.Value(webSocketKey{}).(bool); !ws {
+		return nil
+	}
+	why := w.docs.resolve(params, "")
+	if why == nil {
+		return nil
+	}
+	err := gqlerror.Errorf("%s", why.msg)
+	err.Extensions = map[string]any{"code": why.code}
+	return err
+}
 
 // PlannerPerOperation gives each operation of a stream (a WebSocket runs
 // many) a planner of its own: its own memo and budget, as each POST has.
@@ -141,7 +176,8 @@ func (s *streams) serveWS(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	openEnded(w)
-	ctx := s.withStreamCaller(r.Context(), r.Header.Get("X-Api-Key"))
+	ctx := context.WithValue(r.Context(), webSocketKey{}, true)
+	ctx = s.withStreamCaller(ctx, r.Header.Get("X-Api-Key"))
 	s.ws.Do(w, r.WithContext(ctx), s.exec)
 }
 
