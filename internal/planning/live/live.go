@@ -29,6 +29,8 @@ package live
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -159,6 +161,7 @@ var ErrDraining = errors.New("the server is shutting down; subscribe again (anot
 // Hub runs the poll loops. Its methods are safe for concurrent use.
 type Hub struct {
 	opts Options
+	id   string // names its publications among the replicas
 
 	mu     sync.Mutex
 	perKey map[string]int
@@ -185,7 +188,9 @@ func New(opts Options) *Hub {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Hub{opts: opts, perKey: map[string]int{}, loops: map[loopKey]*loop{}}
+	id := make([]byte, 8)
+	_, _ = rand.Read(id)
+	return &Hub{opts: opts, id: hex.EncodeToString(id), perKey: map[string]int{}, loops: map[loopKey]*loop{}}
 }
 
 // Subscription is one subscriber's view of a loop: First, the state when

@@ -40,6 +40,7 @@ type loop struct {
 	failures  int  // polls failed in a row
 	nudged    bool // Expect came since the last poll
 	lastWait  time.Duration
+	rl        *restclient.RateLimit // the key's reading at the last poll
 }
 
 func newLoop(h *Hub, k loopKey, renew func() *planner.Planner, key callerkey.Key) *loop {
@@ -67,8 +68,15 @@ func (l *loop) run() {
 		select {
 		case <-timer.C:
 		case m := <-shared:
-			if !l.received(m) {
+			wait, more, follow := l.received(m)
+			if !more {
 				return
+			}
+			if follow {
+				// The leader's cadence: this replica asks for the lease
+				// as often, and takes over soon after the leader stops.
+				l.lastWait = wait
+				timer.Reset(wait)
 			}
 			continue
 		case <-l.wake:
@@ -158,7 +166,8 @@ func (l *loop) pollOnce(ctx context.Context) (time.Duration, bool) {
 	}
 	expecting := l.nudged || expecting(st, changed, time.Now())
 	l.nudged = false
-	return schedule(expecting, l.unchanged, p.RateLimit()), true
+	l.rl = p.RateLimit()
+	return schedule(expecting, l.unchanged, l.rl), true
 }
 
 // polled reports whether the first poll answered.

@@ -12,6 +12,7 @@ var nudge = []byte(`{"nudge":true}`)
 
 // shared is what a loop publishes to the replicas.
 type shared struct {
+	From  string `json:"from,omitempty"` // the publishing Hub's id: a loop skips its own
 	Nudge bool   `json:"nudge,omitempty"`
 	State []byte `json:"state,omitempty"` // a State, sealed with the caller's key
 }
@@ -37,8 +38,8 @@ func (l *loop) lead() bool {
 }
 
 // followWait is how long a follower waits before it asks for the lease
-// again: as long as the leader's wait at most, so it takes over soon
-// after the leader stops.
+// again when it heard nothing from the leader: its last wait (set from
+// the leader's states as they come, see received).
 func (l *loop) followWait() time.Duration {
 	return max(l.lastWait, FastStep)
 }
@@ -57,7 +58,7 @@ func (l *loop) share(st State) {
 	if err != nil {
 		return
 	}
-	b, err := json.Marshal(shared{State: sealed})
+	b, err := json.Marshal(shared{From: l.hub.id, State: sealed})
 	if err != nil {
 		return
 	}
@@ -66,30 +67,42 @@ func (l *loop) share(st State) {
 
 // received handles what another replica published: a nudge polls soon
 // (when this process leads, or takes the lead); a state is handed to the
-// subscribers as if polled. It reports whether the loop goes on.
-func (l *loop) received(m []byte) bool {
+// subscribers as if polled, and gives the wait before this replica asks
+// for the lease again (follow). more is false when the loop ends.
+func (l *loop) received(m []byte) (wait time.Duration, more, follow bool) {
 	var sh shared
 	if json.Unmarshal(m, &sh) != nil {
-		return true
+		return 0, true, false
+	}
+	if sh.From == l.hub.id && sh.From != "" {
+		return 0, true, false // its own state
 	}
 	if sh.Nudge {
 		select {
 		case l.wake <- struct{}{}:
 		default:
 		}
-		return true
+		return 0, true, false
 	}
 	if !l.polled() {
-		return true // the first state is this process's own poll
+		return 0, true, false // the first state is this process's own poll
 	}
 	plain, err := l.key.Open(sh.State, []byte(l.name))
 	if err != nil {
-		return true
+		return 0, true, false
 	}
 	var st State
 	if json.Unmarshal(plain, &st) != nil {
-		return true
+		return 0, true, false
 	}
-	l.publish(st)
-	return st.Import == nil || !Terminal(st.Import)
+	if st.Import != nil && Terminal(st.Import) {
+		l.publish(st)
+		return 0, false, false
+	}
+	if l.publish(st) {
+		l.unchanged = 0
+	} else {
+		l.unchanged++
+	}
+	return schedule(expecting(st, l.unchanged == 0, time.Now()), l.unchanged, l.rl), true, true
 }
