@@ -48,11 +48,11 @@ func acceptsMultipart(accept string) bool {
 	return false
 }
 
-// streams reports whether a single POST is answered incrementally: its
+// answersIncrementally reports whether a single POST is answered incrementally: its
 // client accepts multipart/mixed and its document may hold @defer. Such a
 // request never shares another's execution (see sharedQueries.middleware),
 // so it is run on its own.
-func streams(r *http.Request, req postRequest) bool {
+func answersIncrementally(r *http.Request, req postRequest) bool {
 	return req.batch == nil && req.params != nil && strings.Contains(req.params.Query, "defer") &&
 		acceptsMultipart(r.Header.Get("Accept"))
 }

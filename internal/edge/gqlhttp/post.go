@@ -41,7 +41,7 @@ const (
 //   - it answers a batch (a JSON array of requests) with an array (see
 //     answerBatch).
 func (s *server) postAnswer(w http.ResponseWriter, r *http.Request, req postRequest) {
-	if streams(r, req) {
+	if answersIncrementally(r, req) {
 		s.streamAnswer(w, r, req)
 		return
 	}
