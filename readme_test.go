@@ -43,7 +43,7 @@ func TestREADME_ApolloLiveSnippets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"defer-client.mjs"} {
+	for _, f := range []string{"defer-client.mjs", "subscriptions.mjs"} {
 		src, err := os.ReadFile(filepath.Join(".ci", "apollo", f))
 		if err != nil {
 			t.Fatal(err)

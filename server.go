@@ -233,6 +233,7 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 		OperationTimeout: cfg.OperationTimeout, CORSOrigins: cfg.CORSOrigins, CORSHeaders: cfg.CORSHeaders,
 		DisablePlayground: cfg.DisablePlayground, DisableIntrospection: cfg.DisableIntrospection,
 		MaxDepth: cfg.MaxDepth, MaxResponseBytes: cfg.MaxResponseBytes, MaxBatch: cfg.MaxBatch,
+		MaxSubscriptionsPerKey: cfg.MaxSubscriptionsPerKey, MaxSubscriptions: cfg.MaxSubscriptions,
 		Metrics: m, DisableMetricsEndpoint: cfg.MetricsAddr != "",
 		TracerProvider: tp, Redis: shared, Documents: docs, Breaker: breaker, Draining: draining, Version: v,
 	}), cfg.OperationTimeout)
@@ -485,13 +486,21 @@ func serveMetrics(ctx context.Context, addr string, h http.Handler, errc chan<- 
 // short enough to read it again at once.
 const demoReplyDelay = 2 * time.Second
 
+// demoImportStep is how long the demo's moving import stays pending, then
+// importing: importUpdated shows it move. Once it is complete, the next
+// read of the imports adds another.
+const demoImportStep = 20 * time.Second
+
 // startDemoUpstream serves the fake Sure upstream on a loopback port, so
 // that demo mode goes through the same HTTP client code as production. It
 // plays today's Sure, whose assistant answers a message sent to a chat
-// after demoReplyDelay: the playground shows the whole chat loop.
+// after demoReplyDelay: the playground shows the whole chat loop; and
+// whose newest import is pending, importing after demoImportStep and
+// complete after twice that, followed by another.
 func startDemoUpstream(ctx context.Context) (baseURL string, stop func(), err error) {
 	fake := restclienttest.New()
 	fake.SetAssistant(demoReplyDelay)
+	fake.AddRepeatingImports(restclienttest.DemoKey, demoImportStep)
 	baseURL, stop, err = restclienttest.ServeLoopback(ctx, fake)
 	if err != nil {
 		return "", nil, fmt.Errorf("start demo upstream: %w", err)

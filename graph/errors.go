@@ -14,6 +14,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/suregql/suregql/internal/planning/live"
 	"github.com/suregql/suregql/internal/planning/paging"
 	"github.com/suregql/suregql/internal/planning/planner"
 	"github.com/suregql/suregql/restclient"
@@ -49,6 +50,10 @@ const (
 	CodeMethodNotAllowed      = "METHOD_NOT_ALLOWED"
 	CodeUnsupportedMediaType  = "UNSUPPORTED_MEDIA_TYPE"
 	CodeIntrospectionDisabled = "INTROSPECTION_DISABLED"
+	// CodeSubscriptionLimitExceeded: a subscription past the key's or the
+	// server's limit (extensions.limit: perKey or total), refused before
+	// any call.
+	CodeSubscriptionLimitExceeded = live.CodeLimitExceeded
 )
 
 // ErrorPresenter returns the presenter that maps errors to GraphQL errors
@@ -109,8 +114,13 @@ func present(err error) (string, map[string]any) {
 		unknown *planner.OutcomeUnknownError
 		stale   *paging.StaleCursorError
 		unsup   *planner.UnsupportedError
+		subs    *live.LimitError
 	)
 	switch {
+	case errors.As(err, &subs):
+		return subs.Error(), map[string]any{"code": CodeSubscriptionLimitExceeded, "limit": subs.Limit, "max": subs.Max}
+	case errors.Is(err, live.ErrDraining):
+		return err.Error(), map[string]any{"code": CodeUpstreamUnavailable, "reason": "shuttingDown"}
 	case errors.As(err, &unsup):
 		return unsup.Error(), code(CodeUnsupportedByUpstream)
 	case errors.As(err, &unknown):

@@ -34,6 +34,7 @@ type ResolverRoot interface {
 	Import() ImportResolver
 	Mutation() MutationResolver
 	Query() QueryResolver
+	Subscription() SubscriptionResolver
 }
 
 type DirectiveRoot struct {
@@ -230,6 +231,11 @@ type ComplexityRoot struct {
 		UserErrors       func(childComplexity int) int
 	}
 
+	Subscription struct {
+		ChatMessageAdded func(childComplexity int, chatID string) int
+		ImportUpdated    func(childComplexity int, id string) int
+	}
+
 	ToolCall struct {
 		CreatedAt         func(childComplexity int) int
 		FunctionArguments func(childComplexity int) int
@@ -286,6 +292,10 @@ type QueryResolver interface {
 	Node(ctx context.Context, id string) (model.Node, error)
 	Nodes(ctx context.Context, ids []string) ([]model.Node, error)
 	RateLimit(ctx context.Context) (*model.RateLimit, error)
+}
+type SubscriptionResolver interface {
+	ChatMessageAdded(ctx context.Context, chatID string) (<-chan *model.Message, error)
+	ImportUpdated(ctx context.Context, id string) (<-chan *model.Import, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -1131,6 +1141,29 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SendChatMessagePayload.UserErrors(childComplexity), true
 
+	case "Subscription.chatMessageAdded":
+		if e.ComplexityRoot.Subscription.ChatMessageAdded == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_chatMessageAdded_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.ChatMessageAdded(childComplexity, args["chatId"].(string)), true
+	case "Subscription.importUpdated":
+		if e.ComplexityRoot.Subscription.ImportUpdated == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_importUpdated_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.ImportUpdated(childComplexity, args["id"].(string)), true
+
 	case "ToolCall.createdAt":
 		if e.ComplexityRoot.ToolCall.CreatedAt == nil {
 			break
@@ -1262,6 +1295,23 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			ctx = graphql.WithUnmarshalerMap(ctx, inputUnmarshalMap)
 			data := ec._Mutation(ctx, opCtx.Operation.SelectionSet)
 			var buf bytes.Buffer
+			data.MarshalGQL(&buf)
+
+			return &graphql.Response{
+				Data: buf.Bytes(),
+			}
+		}
+	case ast.Subscription:
+		next := ec._Subscription(ctx, opCtx.Operation.SelectionSet)
+
+		var buf bytes.Buffer
+		return func(ctx context.Context) *graphql.Response {
+			buf.Reset()
+			data := next(ctx)
+
+			if data == nil {
+				return nil
+			}
 			data.MarshalGQL(&buf)
 
 			return &graphql.Response{
@@ -1424,6 +1474,30 @@ type RateLimit {
   used: Int
   "When the current window ends and the budget is restored; ` + "`" + `null` + "`" + ` when unlimited or not reported."
   resetAt: DateTime
+}
+
+"""
+Live data, pushed over ` + "`" + `graphql-sse` + "`" + ` (distinct connections mode: POST with
+` + "`" + `Accept: text/event-stream` + "`" + `) or ` + "`" + `graphql-ws` + "`" + ` (the ` + "`" + `graphql-transport-ws` + "`" + `
+subprotocol) at ` + "`" + `/graphql` + "`" + `. The facade polls the Sure server once per API key
+and resource, whatever the number of subscribers, fast while something is
+expected (a reply, an import in progress) and slowly otherwise, within the
+key's quota (README, "Subscriptions").
+"""
+type Subscription {
+  """
+  Each message appended to the chat after the subscription starts: the user's
+  messages and the assistant's replies, with their ` + "`" + `content` + "`" + ` and ` + "`" + `model` + "`" + `. A
+  reply whose content grows while Sure writes it is pushed again, with the same
+  ` + "`" + `id` + "`" + `. An unknown chat is a ` + "`" + `NOT_FOUND` + "`" + ` error that ends the subscription.
+  """
+  chatMessageAdded("The chat's UUID." chatId: ID!): Message!
+  """
+  The import at the start, then again whenever its ` + "`" + `status` + "`" + ` or ` + "`" + `statusDetail` + "`" + `
+  changes; the subscription completes once the import is terminal (` + "`" + `complete` + "`" + `,
+  ` + "`" + `failed` + "`" + ` or ` + "`" + `revert_failed` + "`" + `). An unknown import is a ` + "`" + `NOT_FOUND` + "`" + ` error.
+  """
+  importUpdated("The import's UUID." id: ID!): Import!
 }
 
 """
@@ -2782,6 +2856,34 @@ func (ec *executionContext) field_Query_nodes_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["ids"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_chatMessageAdded_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "chatId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["chatId"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_importUpdated_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
 	return args, nil
 }
 
@@ -6280,6 +6382,94 @@ func (ec *executionContext) fieldContext_SendChatMessagePayload_confirmedByRead(
 	return graphql.NewScalarFieldContext("SendChatMessagePayload", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
+func (ec *executionContext) _Subscription_chatMessageAdded(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_chatMessageAdded(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().ChatMessageAdded(ctx, fc.Args["chatId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Message) graphql.Marshaler {
+			return ec.marshalNMessage2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐMessage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_chatMessageAdded(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Message(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_chatMessageAdded_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_importUpdated(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_importUpdated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().ImportUpdated(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Import) graphql.Marshaler {
+			return ec.marshalNImport2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐImport(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_importUpdated(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Import(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_importUpdated_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _ToolCall_id(ctx context.Context, field graphql.CollectedField, obj *model.ToolCall) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9702,6 +9892,28 @@ func (ec *executionContext) _SendChatMessagePayload(ctx context.Context, sel ast
 	})
 
 	return out
+}
+
+var subscriptionImplementors = []string{"Subscription"}
+
+func (ec *executionContext) _Subscription(ctx context.Context, sel ast.SelectionSet) func(ctx context.Context) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, subscriptionImplementors)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
+		Object: "Subscription",
+	})
+	if len(fields) != 1 {
+		graphql.AddErrorf(ctx, "must subscribe to exactly one stream")
+		return nil
+	}
+
+	switch fields[0].Name {
+	case "chatMessageAdded":
+		return ec._Subscription_chatMessageAdded(ctx, fields[0])
+	case "importUpdated":
+		return ec._Subscription_importUpdated(ctx, fields[0])
+	default:
+		panic("unknown field " + strconv.Quote(fields[0].Name))
+	}
 }
 
 var toolCallImplementors = []string{"ToolCall"}

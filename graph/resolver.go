@@ -7,9 +7,15 @@
 // calls an operation makes is decided in package planner alone.
 package graph
 
-// Resolver is the root of the resolvers. It holds nothing: the resolvers'
-// one dependency is the request's *planner.Planner, made per request by
-// the HTTP edge from the caller and the server's long-lived planner.Shared (the
-// upstream client, caches and limits). A request without it is a wiring
-// bug, answered INTERNAL, never blamed on the caller's key.
-type Resolver struct{}
+import "github.com/suregql/suregql/internal/planning/live"
+
+// Resolver is the root of the resolvers. The resolvers' one dependency is
+// the request's *planner.Planner, made per request by the HTTP edge from
+// the caller and the server's long-lived planner.Shared (the upstream
+// client, caches and limits). A request without it is a wiring bug,
+// answered INTERNAL, never blamed on the caller's key. Live, the
+// subscriptions' poll loops, is the server's one Hub; nil refuses
+// subscriptions (INTERNAL).
+type Resolver struct {
+	Live *live.Hub
+}

@@ -148,6 +148,9 @@ func (r *mutationResolver) CreateChat(ctx context.Context, input model.CreateCha
 		return nil, err
 	}
 	out.ConfirmedByRead = written.ConfirmedByRead
+	if sent == 1 && out.Chat != nil {
+		r.expectReply(p, out.Chat.ID)
+	}
 	return out, nil
 }
 
@@ -214,6 +217,7 @@ func (r *mutationResolver) SendChatMessage(ctx context.Context, input model.Send
 	}
 	out.Message = messageFromREST(sent.Message)
 	out.ConfirmedByRead = sent.ConfirmedByRead
+	r.expectReply(p, id)
 	return out, nil
 }
 
@@ -441,6 +445,16 @@ func (r *queryResolver) RateLimit(ctx context.Context) (*model.RateLimit, error)
 	return rateLimitFromREST(rl), nil
 }
 
+// ChatMessageAdded is the resolver for the chatMessageAdded field.
+func (r *subscriptionResolver) ChatMessageAdded(ctx context.Context, chatID string) (<-chan *model.Message, error) {
+	return r.chatMessageAdded(ctx, chatID)
+}
+
+// ImportUpdated is the resolver for the importUpdated field.
+func (r *subscriptionResolver) ImportUpdated(ctx context.Context, id string) (<-chan *model.Import, error) {
+	return r.importUpdated(ctx, id)
+}
+
 // Category returns CategoryResolver implementation.
 func (r *Resolver) Category() CategoryResolver { return &categoryResolver{r} }
 
@@ -456,10 +470,14 @@ func (r *Resolver) Mutation() MutationResolver { return &mutationResolver{r} }
 // Query returns QueryResolver implementation.
 func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
 
+// Subscription returns SubscriptionResolver implementation.
+func (r *Resolver) Subscription() SubscriptionResolver { return &subscriptionResolver{r} }
+
 type (
-	categoryResolver struct{ *Resolver }
-	chatResolver     struct{ *Resolver }
-	importResolver   struct{ *Resolver }
-	mutationResolver struct{ *Resolver }
-	queryResolver    struct{ *Resolver }
+	categoryResolver     struct{ *Resolver }
+	chatResolver         struct{ *Resolver }
+	importResolver       struct{ *Resolver }
+	mutationResolver     struct{ *Resolver }
+	queryResolver        struct{ *Resolver }
+	subscriptionResolver struct{ *Resolver }
 )

@@ -296,6 +296,15 @@ type SendChatMessagePayload struct {
 	ConfirmedByRead bool `json:"confirmedByRead"`
 }
 
+// Live data, pushed over `graphql-sse` (distinct connections mode: POST with
+// `Accept: text/event-stream`) or `graphql-ws` (the `graphql-transport-ws`
+// subprotocol) at `/graphql`. The facade polls the Sure server once per API key
+// and resource, whatever the number of subscribers, fast while something is
+// expected (a reply, an import in progress) and slowly otherwise, within the
+// key's quota (README, "Subscriptions").
+type Subscription struct {
+}
+
 // Input of `updateChat`.
 type UpdateChatInput struct {
 	// The chat's UUID.

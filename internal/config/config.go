@@ -57,6 +57,10 @@ type Config struct {
 	// MaxBatch bounds the operations of one batched POST; 1 turns
 	// batching off (-max-batch).
 	MaxBatch int
+	// MaxSubscriptionsPerKey and MaxSubscriptions bound the subscriptions
+	// open at once, of one API key and in all
+	// (-max-subscriptions-per-key, -max-subscriptions).
+	MaxSubscriptionsPerKey, MaxSubscriptions int
 	// MetricsAddr serves GET /metrics on a listener of its own; empty
 	// serves it on the main listener (-metrics-addr).
 	MetricsAddr string

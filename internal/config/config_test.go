@@ -135,6 +135,12 @@ func TestParse(t *testing.T) {
 			if tc.want.MaxBatch == 0 {
 				tc.want.MaxBatch = 10
 			}
+			if tc.want.MaxSubscriptionsPerKey == 0 {
+				tc.want.MaxSubscriptionsPerKey = 10
+			}
+			if tc.want.MaxSubscriptions == 0 {
+				tc.want.MaxSubscriptions = 1000
+			}
 			if tc.want.LogFormat == "" {
 				tc.want.LogFormat = "text"
 			}

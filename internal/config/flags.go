@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/suregql/suregql/internal/facade"
+	"github.com/suregql/suregql/internal/planning/live"
 	"github.com/suregql/suregql/internal/state/redisstate"
 	"github.com/suregql/suregql/restclient"
 )
@@ -105,6 +106,16 @@ var flags = []Flag{
 		Name: "max-batch", Env: "MAX_BATCH", Default: strconv.Itoa(facade.DefaultMaxBatch),
 		Usage: "most operations of one batched POST (a JSON array of requests); 1 turns batching off (env MAX_BATCH)",
 		parse: integer("max batch", 1, func(c *Config) *int { return &c.MaxBatch }),
+	},
+	{
+		Name: "max-subscriptions-per-key", Env: "MAX_SUBSCRIPTIONS_PER_KEY", Default: strconv.Itoa(live.DefaultMaxPerKey),
+		Usage: "most subscriptions one API key may have open at once, over every connection; more are refused with SUBSCRIPTION_LIMIT_EXCEEDED (env MAX_SUBSCRIPTIONS_PER_KEY)",
+		parse: integer("max subscriptions per key", 1, func(c *Config) *int { return &c.MaxSubscriptionsPerKey }),
+	},
+	{
+		Name: "max-subscriptions", Env: "MAX_SUBSCRIPTIONS", Default: strconv.Itoa(live.DefaultMaxTotal),
+		Usage: "most subscriptions the server keeps open at once, over every key; more are refused with SUBSCRIPTION_LIMIT_EXCEEDED (env MAX_SUBSCRIPTIONS)",
+		parse: integer("max subscriptions", 1, func(c *Config) *int { return &c.MaxSubscriptions }),
 	},
 	{
 		Name: "metrics-addr", Env: "METRICS_ADDR",

@@ -1,6 +1,7 @@
 package facade_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
@@ -50,6 +51,14 @@ func TestHTTP_CachingHeaders(t *testing.T) {
 			req.Header.Set("Content-Type", "text/plain")
 			return send(t, req)
 		}, status: http.StatusUnsupportedMediaType},
+		{name: "POST with @defer, answered in parts", do: func() httpResult {
+			body, _ := json.Marshal(map[string]any{"query": deferQuery})
+			r := postJSON(t, plain, string(body), map[string]string{"X-Api-Key": restclienttest.DemoKey, "Accept": apolloAccept})
+			if !strings.HasPrefix(r.contentType, "multipart/mixed") {
+				t.Errorf("Content-Type %q, want multipart/mixed", r.contentType)
+			}
+			return r
+		}, status: 200},
 		{name: "POST without a key", do: func() httpResult { return postJSON(t, plain, `{"query":"`+query+`"}`, nil) }, status: 200},
 		{name: "GET", do: func() httpResult { return get(plain, keyed) }, status: 200, wantVary: true},
 		{name: "GET under graphql-response+json", do: func() httpResult {

@@ -11,6 +11,8 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
+	neturl "net/url"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,6 +22,7 @@ import (
 
 	"github.com/suregql/suregql/internal/facade"
 	"github.com/suregql/suregql/internal/fake/restclienttest"
+	"github.com/suregql/suregql/restclient"
 )
 
 // deferQuery reads the newest chat's title at once and its messages,
@@ -142,26 +145,85 @@ func TestDefer_Multipart(t *testing.T) {
 // answers in one JSON piece, as before.
 func TestDefer_OnePieceOtherwise(t *testing.T) {
 	e := newEnv(t)
-	for _, tc := range []struct{ name, query, accept string }{
-		{"no @defer", `{ chats(first: 2) { totalCount } }`, apolloAccept},
-		{"no multipart", deferQuery, "application/json"},
+	resp := postAccept(t, e, `{ chats(first: 2) { totalCount } }`, apolloAccept)
+	defer func() { _ = resp.Body.Close() }()
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/graphql-response+json") {
+		t.Fatalf("Content-Type = %q, want one JSON answer", ct)
+	}
+}
+
+// A query holding @defer that is not answered in parts (a client that does
+// not accept multipart/mixed, a batch, a GET) answers in one piece with
+// its deferred fragments in place, as the same query without @defer: the
+// same data and calls, reported in extensions.upstream. (gqlgen alone
+// answers the initial payload, the deferred fields null and "hasNext":
+// true, while still making the deferred calls, whose answers it drops.)
+func TestDefer_OnePieceInlinesTheFragments(t *testing.T) {
+	e := newEnv(t)
+	plain := e.do(restclienttest.DemoKey, strings.Replace(deferQuery, `@defer(label: "messages")`, "", 1), nil)
+	type answer struct {
+		Data struct {
+			Chats struct {
+				Nodes []struct {
+					Title    string
+					Messages *struct{ TotalCount int }
+				}
+			}
+		}
+		HasNext    *bool
+		Extensions struct{ Upstream struct{ Calls int } }
+	}
+	body, _ := json.Marshal(map[string]any{"query": deferQuery})
+	for _, tc := range []struct {
+		name   string
+		method string
+		body   string
+		accept string
+		batch  bool
+	}{
+		{name: "no multipart", method: http.MethodPost, body: string(body), accept: "application/json"},
+		{name: "batch", method: http.MethodPost, body: "[" + string(body) + "]", accept: apolloAccept, batch: true},
+		{name: "GET", method: http.MethodGet, accept: apolloAccept},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			resp := postAccept(t, e, tc.query, tc.accept)
-			defer func() { _ = resp.Body.Close() }()
-			if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") && !strings.HasPrefix(ct, "application/graphql-response+json") {
-				t.Fatalf("Content-Type = %q, want one JSON answer", ct)
+			url := e.server.URL + "/graphql"
+			if tc.method == http.MethodGet {
+				url += "?query=" + neturl.QueryEscape(deferQuery)
 			}
-			body, err := io.ReadAll(resp.Body)
+			req, err := http.NewRequestWithContext(t.Context(), tc.method, url, strings.NewReader(tc.body))
 			if err != nil {
 				t.Fatal(err)
 			}
-			var out struct{ Data map[string]json.RawMessage }
-			if err := json.Unmarshal(body, &out); err != nil || out.Data["chats"] == nil {
-				t.Fatalf("answer %s (%v), want the chats", body, err)
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", tc.accept)
+			req.Header.Set("X-Api-Key", restclienttest.DemoKey)
+			before := e.upstream.Calls()
+			resp, err := e.server.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
 			}
-			if deferred := strings.Contains(tc.query, "@defer"); deferred != bytes.Contains(body, []byte(`"messages":null`)) {
-				t.Errorf("answer %s: the deferred messages should be null exactly when deferred", body)
+			b, err := io.ReadAll(resp.Body)
+			_ = resp.Body.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			calls := e.upstream.Calls() - before
+			var got answer
+			if tc.batch {
+				var all []answer
+				if err := json.Unmarshal(b, &all); err != nil || len(all) != 1 {
+					t.Fatalf("answer %s (%v), want an array of one", b, err)
+				}
+				got = all[0]
+			} else if err := json.Unmarshal(b, &got); err != nil {
+				t.Fatalf("answer %s: %v", b, err)
+			}
+			nodes := got.Data.Chats.Nodes
+			if len(nodes) != 1 || nodes[0].Title == "" || nodes[0].Messages == nil || nodes[0].Messages.TotalCount == 0 || got.HasNext != nil {
+				t.Fatalf("answer %s, want the chat with its messages and no hasNext", b)
+			}
+			if calls != plain.calls || got.Extensions.Upstream.Calls != calls {
+				t.Errorf("%d upstream calls, %d reported; without @defer: %d", calls, got.Extensions.Upstream.Calls, plain.calls)
 			}
 		})
 	}
@@ -426,6 +488,331 @@ func TestDefer_Deadline(t *testing.T) {
 		synctest.Wait() // the held call ends with its request
 		if up.canceled.Load() != up.held.Load() {
 			t.Errorf("%d held calls, %d canceled at the deadline", up.held.Load(), up.canceled.Load())
+		}
+	})
+}
+
+// At the deadline every pending fragment is delivered, each with its
+// error, and the answer closes: the client is still there, only the
+// upstream calls ended. (Several fragments: one per chat.)
+func TestDefer_DeadlineDeliversEveryFragment(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		up := &heldChats{fake: restclienttest.New(), release: make(chan struct{})}
+		h := inBubble(t, up, 300*time.Millisecond)
+		const chats = 3
+		q := fmt.Sprintf(`{ chats(first: %d) { nodes { title ... @defer(label: "m") { messages(first: 5) { totalCount } } } } }`, chats)
+		body, _ := json.Marshal(map[string]any{"query": q})
+		req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, "/graphql", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", apolloAccept)
+		req.Header.Set("X-Api-Key", restclienttest.DemoKey)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		_, params, _ := mime.ParseMediaType(rec.Header().Get("Content-Type"))
+		parts := multipart.NewReader(rec.Body, params["boundary"])
+		var initial struct{ HasNext bool }
+		readPart(t, parts, &initial)
+		if !initial.HasNext {
+			t.Fatal("the initial payload has hasNext false")
+		}
+		paths := map[string]bool{}
+		for i := range chats {
+			var later struct {
+				HasNext     bool
+				Incremental []struct {
+					Path   []any
+					Errors []struct{ Extensions map[string]any }
+				}
+			}
+			readPart(t, parts, &later)
+			if len(later.Incremental) != 1 || later.HasNext != (i < chats-1) {
+				t.Fatalf("payload %d: %+v, want one fragment, hasNext %v", i+1, later, i < chats-1)
+			}
+			frag := later.Incremental[0]
+			if len(frag.Errors) != 1 || frag.Errors[0].Extensions["reason"] != "timeout" {
+				t.Errorf("fragment %+v, want its timeout error", frag)
+			}
+			paths[fmt.Sprint(frag.Path)] = true
+		}
+		if len(paths) != chats {
+			t.Errorf("fragments at %v, want one per chat", paths)
+		}
+		if _, err := parts.NextPart(); err != io.EOF {
+			t.Errorf("after the last fragment: %v, want the closing boundary", err)
+		}
+	})
+}
+
+// A query holding @defer answered in one piece still ends at its
+// deadline: the deferred fragment whose call is unanswered is in place
+// with its error, and nothing of the operation stays parked (the bubble
+// fails the test otherwise).
+func TestDefer_OnePieceDeadline(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		up := &heldChats{fake: restclienttest.New(), release: make(chan struct{})}
+		h := inBubble(t, up, 300*time.Millisecond)
+		body, _ := json.Marshal(map[string]any{"query": deferQuery})
+		rec := postIn(h, string(body))
+		var got struct {
+			Data struct {
+				Chats struct {
+					Nodes []struct {
+						Title    string
+						Messages *struct{ TotalCount int }
+					}
+				}
+			}
+			Errors  []struct{ Extensions map[string]any }
+			HasNext *bool
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+			t.Fatalf("answer %s: %v", rec.Body, err)
+		}
+		if n := got.Data.Chats.Nodes; len(n) != 1 || n[0].Title == "" || n[0].Messages != nil || got.HasNext != nil ||
+			len(got.Errors) != 1 || got.Errors[0].Extensions["reason"] != "timeout" {
+			t.Errorf("answer %s, want the title, the messages null with one timeout error, no hasNext", rec.Body)
+		}
+		synctest.Wait()
+		if up.canceled.Load() != up.held.Load() {
+			t.Errorf("%d held calls, %d canceled at the deadline", up.held.Load(), up.canceled.Load())
+		}
+	})
+}
+
+// @defer in a mutation is refused before it runs, as a validation
+// failure with no upstream call and nothing written: gqlgen's executor
+// delivers deferred fragments for queries only, and the mutation's
+// deferred fields would answer null with no error. With "if: false" it
+// does not defer and the mutation runs.
+func TestDefer_MutationRefused(t *testing.T) {
+	e := newEnv(t)
+	var before struct {
+		Chats struct{ Nodes []struct{ ID, Title string } }
+	}
+	e.ok(restclienttest.DemoKey, `{ chats(first: 1) { nodes { id title } } }`, nil, &before)
+	chat := before.Chats.Nodes[0]
+	const mutation = `mutation Rename($id: ID!, $later: Boolean!) { updateChat(input: {id: $id, title: "renamed"}) {
+  chat { title ... @defer(if: $later) { messages(first: 5) { totalCount } } } } }`
+	r := e.do(restclienttest.DemoKey, mutation, map[string]any{"id": chat.ID, "later": true})
+	got := wantError(t, r, "GRAPHQL_VALIDATION_FAILED")
+	if !strings.Contains(got.Message, "@defer") {
+		t.Errorf("message %q, want it to name @defer", got.Message)
+	}
+	wantCalls(t, r, 0)
+	var after struct {
+		Chats struct{ Nodes []struct{ Title string } }
+	}
+	e.ok(restclienttest.DemoKey, `{ chats(first: 1) { nodes { title } } }`, nil, &after)
+	if after.Chats.Nodes[0].Title != chat.Title {
+		t.Errorf("title %q after the refused mutation, want %q unchanged", after.Chats.Nodes[0].Title, chat.Title)
+	}
+
+	var ran struct {
+		UpdateChat struct {
+			Chat struct {
+				Title    string
+				Messages *struct{ TotalCount int }
+			}
+		}
+	}
+	e.ok(restclienttest.DemoKey, mutation, map[string]any{"id": chat.ID, "later": false}, &ran)
+	if c := ran.UpdateChat.Chat; c.Title != "renamed" || c.Messages == nil {
+		t.Errorf("with if: false: %+v, want the chat renamed with its messages", c)
+	}
+}
+
+// streamWithCap posts q as Apollo Client would to a facade whose answers
+// are capped at maxBytes of data, and returns the recorded answer.
+func streamWithCap(t *testing.T, q string, maxBytes int) *httptest.ResponseRecorder {
+	t.Helper()
+	client, err := restclient.New("http://sure.test", restclient.WithHTTPClient(&http.Client{
+		Transport: facade.HandlerTransport{Handler: restclienttest.New()},
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := facade.New(facade.Config{Upstream: client, OperationTimeout: time.Hour, DisablePlayground: true,
+		MaxResponseBytes: maxBytes, Log: slog.New(slog.DiscardHandler)})
+	body, _ := json.Marshal(map[string]any{"query": q})
+	req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, "/graphql", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", apolloAccept)
+	req.Header.Set("X-Api-Key", restclienttest.DemoKey)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+// The response cap bounds a streamed answer's parts together, as one
+// answer: a fragment past it is refused with RESPONSE_TOO_LARGE at its
+// path, the answer goes on to its closing boundary, and nothing of the
+// operation stays parked (the bubble fails the test otherwise). Each part
+// under the cap alone no longer lets a query answer many times the cap.
+func TestDefer_ResponseCapCountsEveryPart(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		const maxBytes, chats = 400, 3 // the initial payload and one fragment fit; not all
+		rec := streamWithCap(t, fmt.Sprintf(`{ chats(first: %d) { nodes { title ... @defer(label: "m") { messages(first: 5) { nodes { content } } } } } }`, chats), maxBytes)
+		_, params, _ := mime.ParseMediaType(rec.Header().Get("Content-Type"))
+		parts := multipart.NewReader(rec.Body, params["boundary"])
+		var initial struct {
+			Data    json.RawMessage
+			HasNext bool
+		}
+		readPart(t, parts, &initial)
+		if !initial.HasNext {
+			t.Fatalf("initial payload %+v, want hasNext true", initial)
+		}
+		delivered, refused := len(initial.Data), 0
+		for i := range chats {
+			var later struct {
+				HasNext     bool
+				Incremental []struct {
+					Data   json.RawMessage
+					Label  string
+					Path   []any
+					Errors []struct{ Extensions map[string]any }
+				}
+			}
+			readPart(t, parts, &later)
+			if len(later.Incremental) != 1 || later.HasNext != (i < chats-1) {
+				t.Fatalf("payload %d: %+v, want one fragment, hasNext %v", i+1, later, i < chats-1)
+			}
+			frag := later.Incremental[0]
+			if frag.Label != "m" || len(frag.Path) != 3 {
+				t.Errorf("fragment %+v, want its label and path", frag)
+			}
+			if len(frag.Errors) > 0 && frag.Errors[0].Extensions["code"] == "RESPONSE_TOO_LARGE" {
+				refused++
+				continue
+			}
+			delivered += len(frag.Data)
+		}
+		if refused == 0 || delivered > maxBytes {
+			t.Errorf("%d bytes of data delivered, %d fragments refused; want at most %d bytes, the rest refused", delivered, refused, maxBytes)
+		}
+		if _, err := parts.NextPart(); err != io.EOF {
+			t.Errorf("after the last fragment: %v, want the closing boundary", err)
+		}
+	})
+}
+
+// An initial payload over the cap is refused in its place and every
+// fragment after it alike, to the closing boundary: nothing stays parked
+// (the bubble fails the test otherwise).
+func TestDefer_ResponseCapOnTheInitialPayload(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		rec := streamWithCap(t, deferQuery, 50)
+		_, params, _ := mime.ParseMediaType(rec.Header().Get("Content-Type"))
+		parts := multipart.NewReader(rec.Body, params["boundary"])
+		var initial struct {
+			Data    json.RawMessage
+			Errors  []struct{ Extensions map[string]any }
+			HasNext bool
+		}
+		readPart(t, parts, &initial)
+		if string(initial.Data) != "null" || len(initial.Errors) != 1 || initial.Errors[0].Extensions["code"] != "RESPONSE_TOO_LARGE" || !initial.HasNext {
+			t.Fatalf("initial payload %+v, want data null, RESPONSE_TOO_LARGE and hasNext true", initial)
+		}
+		var later struct {
+			HasNext     bool
+			Incremental []struct {
+				Data   json.RawMessage
+				Errors []struct{ Extensions map[string]any }
+			}
+		}
+		readPart(t, parts, &later)
+		if later.HasNext || len(later.Incremental) != 1 || string(later.Incremental[0].Data) != "null" ||
+			len(later.Incremental[0].Errors) != 1 || later.Incremental[0].Errors[0].Extensions["code"] != "RESPONSE_TOO_LARGE" {
+			t.Errorf("fragment payload %+v, want it refused, last", later)
+		}
+		if _, err := parts.NextPart(); err != io.EOF {
+			t.Errorf("after the last fragment: %v, want the closing boundary", err)
+		}
+	})
+}
+
+// A query holding @defer answered in one piece is logged once, with its
+// calls, as any operation (gqlgen's initial payload alone, "hasNext":
+// true, was never logged nor recorded: its last part never came).
+func TestDefer_OnePieceLoggedOnce(t *testing.T) {
+	var logged syncBuffer
+	e := newEnv(t, withConfig(func(c *facade.Config) { c.Log = slog.New(slog.NewJSONHandler(&logged, nil)) }))
+	r := e.do(restclienttest.DemoKey, deferQuery, nil)
+	if len(r.errs) > 0 {
+		t.Fatalf("errors %v", r.errs)
+	}
+	var lines []map[string]any
+	for line := range strings.Lines(logged.String()) {
+		var l map[string]any
+		if json.Unmarshal([]byte(line), &l) == nil && l["msg"] == "graphql operation" {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) != 1 || lines[0]["upstreamCalls"] != float64(r.calls) || lines[0]["outcome"] != "ok" {
+		t.Errorf("operation log lines %v, want one, ok, with upstreamCalls %d", lines, r.calls)
+	}
+}
+
+// stalledClient is a connection whose client read the initial payload
+// and then stopped reading: every later write blocks, as on a full TCP
+// buffer, until the write deadline set on it passes (forever without
+// one: the bubble then fails the test).
+type stalledClient struct {
+	header   http.Header
+	mu       sync.Mutex
+	deadline time.Time
+	writes   int
+}
+
+func (c *stalledClient) Header() http.Header { return c.header }
+func (c *stalledClient) WriteHeader(int)     {}
+func (c *stalledClient) Flush()              {}
+
+func (c *stalledClient) SetWriteDeadline(d time.Time) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.deadline = d
+	return nil
+}
+
+func (c *stalledClient) Write(b []byte) (int, error) {
+	c.mu.Lock()
+	c.writes++
+	first, d := c.writes == 1, c.deadline
+	c.mu.Unlock()
+	if first {
+		return len(b), nil
+	}
+	if d.IsZero() {
+		select {} // the buffer never drains
+	}
+	<-time.After(time.Until(d)) // fake time: the bubble's clock
+	return 0, os.ErrDeadlineExceeded
+}
+
+// A client that stops reading mid-stream is let go shortly after the
+// operation's deadline (streamWriteMargin, 10 s): the blocked write
+// fails, the fragments are drained and the handler returns, though no
+// server WriteTimeout is set (an embedding server may have none).
+func TestDefer_StalledClientLetGoAfterTheDeadline(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		up := &heldChats{fake: restclienttest.New(), release: make(chan struct{})}
+		const timeout = 300 * time.Millisecond
+		h := inBubble(t, up, timeout)
+		body, _ := json.Marshal(map[string]any{"query": deferQuery})
+		req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, "/graphql", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", apolloAccept)
+		req.Header.Set("X-Api-Key", restclienttest.DemoKey)
+		start := time.Now()
+		h.ServeHTTP(&stalledClient{header: http.Header{}}, req)
+		if took := time.Since(start); took > timeout+10*time.Second {
+			t.Errorf("the handler returned %v after the request, want at most the deadline plus 10s", took)
 		}
 	})
 }

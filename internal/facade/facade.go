@@ -30,6 +30,7 @@ import (
 	"github.com/suregql/suregql/internal/limits/querylimit"
 	"github.com/suregql/suregql/internal/observe/metrics"
 	"github.com/suregql/suregql/internal/observe/tracing"
+	"github.com/suregql/suregql/internal/planning/live"
 	"github.com/suregql/suregql/internal/planning/planner"
 	"github.com/suregql/suregql/internal/state/callerkey"
 	"github.com/suregql/suregql/internal/state/redisstate"
@@ -165,6 +166,13 @@ type Config struct {
 	// Version is the build's version, which /readyz reports; empty leaves
 	// it out.
 	Version string
+	// MaxSubscriptionsPerKey and MaxSubscriptions bound the subscriptions
+	// open at once, of one key and in all; 0 means
+	// live.DefaultMaxPerKey and live.DefaultMaxTotal.
+	MaxSubscriptionsPerKey, MaxSubscriptions int
+	// StreamKeepAlive is how often an open subscription stream says it is
+	// alive; 0 means gqlhttp.DefaultStreamKeepAlive.
+	StreamKeepAlive time.Duration
 }
 
 // Defaults of Config.
@@ -208,7 +216,15 @@ func New(cfg Config) http.Handler {
 	if cfg.Metrics != nil {
 		accepted = newAcceptedKeys()
 	}
-	exec, waited := newExecutor(cfg, log, accepted)
+	hubOpts := live.Options{
+		Poll: pollUpstream, MaxPerKey: cfg.MaxSubscriptionsPerKey, MaxTotal: cfg.MaxSubscriptions,
+		Meter: liveMeter(cfg.Metrics), Log: log, Draining: cfg.Draining,
+	}
+	if cfg.Redis != nil {
+		hubOpts.Replicas = cfg.Redis.Live() // one poll per key and resource across the replicas
+	}
+	hub := live.New(hubOpts)
+	exec, waited := newExecutor(cfg, log, accepted, hub)
 	shared := newShared(cfg, log, accepted)
 	// A secret of this process, or Redis's shared one: ids of keys are
 	// keyed hashes, which no one without the secret can recompute.
@@ -229,6 +245,7 @@ func New(cfg Config) http.Handler {
 		OperationTimeout: cfg.OperationTimeout, CORSOrigins: cfg.CORSOrigins, CORSHeaders: cfg.CORSHeaders,
 		Callers: ring, Planners: shared,
 		Waited: waited, RequestContext: withPendingQueries, Documents: cfg.Documents,
+		StreamKeepAlive: cfg.StreamKeepAlive,
 	})
 	if cfg.TracerProvider != nil {
 		gql = tracedHandler(gql, cfg.TracerProvider, cfg.Propagator) // outermost: refusals are traced too
@@ -331,11 +348,14 @@ func (cfg Config) withDefaults() Config {
 // the response middlewares an answer passes when it shares another's
 // execution (see gqlhttp.Options.Waited). accepted (nil without metrics)
 // tells the metrics which keys' operation names to label.
-func newExecutor(cfg Config, log *slog.Logger, accepted *acceptedKeys) (*executor.Executor, []graphql.ResponseMiddleware) {
+func newExecutor(cfg Config, log *slog.Logger, accepted *acceptedKeys, hub *live.Hub) (*executor.Executor, []graphql.ResponseMiddleware) {
 	exec := executor.New(graph.NewExecutableSchema(graph.Config{
-		Resolvers:  &graph.Resolver{},
+		Resolvers:  &graph.Resolver{Live: hub},
 		Complexity: graph.Complexity(),
 	}))
+	// Outermost: each operation of a WebSocket has a planner of its own,
+	// as each POST has, before anything reads it.
+	exec.AroundOperations(gqlhttp.PlannerPerOperation)
 	var obs *observer
 	if cfg.Metrics != nil || cfg.TracerProvider != nil {
 		obs = &observer{metrics: cfg.Metrics, accepted: accepted}
@@ -357,6 +377,9 @@ func newExecutor(cfg Config, log *slog.Logger, accepted *acceptedKeys) (*executo
 	if cfg.Redis != nil {
 		persisted = cfg.Redis.PersistedQueries(persisted, limits.Limits().MaxBytes, 0)
 	}
+	// A WebSocket's operations are held to the trusted documents as POSTs
+	// are (which gqlhttp checks before GraphQL reads them).
+	exec.Use(gqlhttp.WebSocketDocuments(cfg.Documents))
 	// Registered once the upstream accepted the request's key (persisted.go).
 	exec.Use(extension.AutomaticPersistedQuery{Cache: acceptedKeysOnly{store: persisted}})
 	exec.AroundResponses(registerPersisted(persisted))
@@ -451,6 +474,23 @@ func newShared(cfg Config, log *slog.Logger, accepted *acceptedKeys) *planner.Sh
 	}
 	wireGenerations(shared)
 	return shared
+}
+
+// pollUpstream is the read of every subscription's poll: one call of the
+// key through a new planner of it, so the gate, the metrics and the
+// rate-limit readings count it as any other call. It revalidates: a poll
+// is never answered from the cache, and what it reads is kept for the
+// page views after it (unless the chat awaits its reply).
+func pollUpstream(ctx context.Context, p *planner.Planner, res live.Resource) (live.State, error) {
+	return live.ReadUpstream(restcache.WithRevalidate(ctx), p, res)
+}
+
+// liveMeter is m as the hub's meter; nil counts nothing.
+func liveMeter(m *metrics.Metrics) live.Meter {
+	if m == nil {
+		return nil
+	}
+	return m
 }
 
 // wireGenerations gives the cache and the coalescer one numbering of each

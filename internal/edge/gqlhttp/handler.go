@@ -61,17 +61,23 @@ type Options struct {
 	// its caller and planner are in it (per-request state of the
 	// executor's extensions).
 	RequestContext func(context.Context) context.Context
+	// StreamKeepAlive is how often an open subscription stream (SSE,
+	// WebSocket) says it is alive; 0 means DefaultStreamKeepAlive.
+	StreamKeepAlive time.Duration
 }
 
 // Handler serves GraphQL over HTTP with exec. It adds the sharing of
-// identical executions to exec as its innermost response middleware: call
-// it once exec has every other.
+// identical executions (and the inlining of deferred fragments into an
+// answer not streamed, see inlineDeferred) to exec as its innermost
+// response middleware: call it once exec has every other.
 func Handler(exec *executor.Executor, opts Options) http.Handler {
 	shares := newSharedQueries(Through(opts.Waited...))
 	exec.AroundResponses(shares.middleware)
 	s := &server{exec: exec, opts: opts, shares: shares}
 	var h http.Handler = s
 	h = withDeadline(opts.OperationTimeout, h)
+	// Subscriptions (SSE, WebSocket) stay open: no operation timeout.
+	h = newStreams(exec, opts, h)
 	h = cacheHeaders(http.MaxBytesHandler(h, maxBodyBytes))
 	if len(opts.CORSOrigins) > 0 {
 		// Outermost, so that a preflight is answered before the method

@@ -1,10 +1,13 @@
 package gqlhttp
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"mime"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -18,6 +21,12 @@ import (
 // one the initial answer with "hasNext": true, each later one
 // {"incremental":[…],"hasNext":…}; every part is followed by the boundary
 // that opens the next, the last by the closing boundary.
+const (
+	// streamWriteMargin is how long past the operation's deadline the
+	// parts of a streamed answer may still take to write.
+	streamWriteMargin = 10 * time.Second
+)
+
 const (
 	multipartBoundary = "-"
 	mediaMultipart    = `multipart/mixed; boundary="` + multipartBoundary + `"; deferSpec=20220824`
@@ -39,11 +48,11 @@ func acceptsMultipart(accept string) bool {
 	return false
 }
 
-// streams reports whether a single POST is answered incrementally: its
+// answersIncrementally reports whether a single POST is answered incrementally: its
 // client accepts multipart/mixed and its document may hold @defer. Such a
 // request never shares another's execution (see sharedQueries.middleware),
 // so it is run on its own.
-func streams(r *http.Request, req postRequest) bool {
+func answersIncrementally(r *http.Request, req postRequest) bool {
 	return req.batch == nil && req.params != nil && strings.Contains(req.params.Query, "defer") &&
 		acceptsMultipart(r.Header.Get("Accept"))
 }
@@ -76,10 +85,19 @@ func (s *server) streamAnswer(w http.ResponseWriter, r *http.Request, req postRe
 		writeAnswer(w, first, withData)
 		return
 	}
+	// Cache-Control stays cacheHeaders' "private, no-store" (gqlgen's
+	// transport says "no-cache", which lets a shared cache keep a user's
+	// answer): no-store asks no proxy to buffer a stream either.
 	w.Header().Set("Content-Type", mediaMultipart)
-	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
+	if d, ok := ctx.Deadline(); ok {
+		// A client that stops reading blocks a write, which no context
+		// ends: it is let go streamWriteMargin after the deadline (the
+		// server's WriteTimeout is later, and an embedding server may
+		// have none), and its fragments drained.
+		_ = rc.SetWriteDeadline(d.Add(streamWriteMargin))
+	}
 	b, err := appendAnswer([]byte("--"+multipartBoundary+"\r\n"+partHeader), first, true)
 	if err != nil {
 		panic(err) // recovered by ServeHTTP; an answer that cannot be encoded is a bug
@@ -88,7 +106,10 @@ func (s *server) streamAnswer(w http.ResponseWriter, r *http.Request, req postRe
 	for {
 		if !gone {
 			b = appendBoundary(b, hasNext)
-			if _, err := w.Write(b); err != nil || ctx.Err() != nil {
+			// Past the deadline the client is still there: the fragments
+			// that failed with it, and the closing boundary, are its to
+			// read. Only a client that left (or a failed write) ends it.
+			if _, err := w.Write(b); err != nil || errors.Is(ctx.Err(), context.Canceled) {
 				gone = true // the client left: the rest is drained, unwritten
 			} else {
 				_ = rc.Flush()

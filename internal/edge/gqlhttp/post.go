@@ -15,6 +15,7 @@ import (
 
 	"github.com/suregql/suregql/graph"
 	"github.com/suregql/suregql/internal/edge/detach"
+	"github.com/suregql/suregql/internal/limits/querylimit"
 	"github.com/suregql/suregql/restclient"
 )
 
@@ -40,7 +41,7 @@ const (
 //   - it answers a batch (a JSON array of requests) with an array (see
 //     answerBatch).
 func (s *server) postAnswer(w http.ResponseWriter, r *http.Request, req postRequest) {
-	if streams(r, req) {
+	if answersIncrementally(r, req) {
 		s.streamAnswer(w, r, req)
 		return
 	}
@@ -114,6 +115,9 @@ func execute(ctx context.Context, exec graphql.GraphExecutor, params *graphql.Ra
 func start(ctx context.Context, exec graphql.GraphExecutor, params *graphql.RawParams, header http.Header, media string, stream bool) (int, *graphql.Response, bool, func() *graphql.Response) {
 	params.Headers = header
 	rc, errs := exec.CreateOperationContext(ctx, params)
+	if errs == nil {
+		errs = deferOutsideQuery(rc)
+	}
 	if errs != nil {
 		status := http.StatusOK
 		if media == mediaGraphQLResponse && errcode.GetErrorKind(errs) == errcode.KindProtocol {
@@ -127,7 +131,7 @@ func start(ctx context.Context, exec graphql.GraphExecutor, params *graphql.RawP
 		return http.StatusOK, exec.DispatchError(graphql.WithOperationContext(ctx, rc), gqlerror.List{notRun(err)}), media == mediaJSON, nil
 	}
 	if stream && rc.Operation.Operation == ast.Query {
-		ctx = detach.Operation(ctx)
+		ctx = context.WithValue(querylimit.WithStream(detach.Operation(ctx)), streamingKey{}, true)
 	}
 	responses, ctx := exec.DispatchOperation(ctx, rc)
 	resp := responses(ctx)

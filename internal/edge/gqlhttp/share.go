@@ -160,7 +160,9 @@ func waitedContext(ctx context.Context, req sharedRequest, a *sharedAnswer) cont
 
 // middleware is the innermost response middleware: it wraps the execution
 // of the operation's fields, and tells a leader's waiters, as soon as it
-// knows, whether they may take its answer.
+// knows, whether they may take its answer. An operation that is not
+// shared passes inlineDeferred (called here rather than registered as a
+// middleware of its own: each layer costs every operation an allocation).
 func (s *sharedQueries) middleware(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 	q, _ := ctx.Value(leaderKey{}).(*sharedQuery) // nil: not a leader
 	if !graphql.HasOperationContext(ctx) {
@@ -180,10 +182,10 @@ func (s *sharedQueries) middleware(ctx context.Context, next graphql.ResponseHan
 		}
 		return next(ctx)
 	case q == nil:
-		return next(ctx)
+		return inlineDeferred(ctx, next)
 	case oc.Operation.Operation != ast.Query || strings.Contains(oc.RawQuery, "defer"):
 		s.release(q)
-		return next(ctx)
+		return inlineDeferred(ctx, next)
 	}
 	resp := next(ctx)
 	// An answer read stale is not shared: each waiter reads for itself

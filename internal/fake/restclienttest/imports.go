@@ -121,6 +121,7 @@ func (imp *importRecord) itemJSON() importItemJSON {
 func (s *Server) listImports(c *call) response {
 	q := c.query
 	var matched []*importRecord
+	s.progressImports(c.key.family.load(), c.now)
 	for _, imp := range c.key.family.load().newestImports() {
 		switch {
 		case q.present("status") && imp.status != q["status"]:
@@ -144,6 +145,7 @@ func (s *Server) listImports(c *call) response {
 // showImport is GET /api/v1/imports/{id}: {"data": Import}.
 func (s *Server) showImport(c *call) response {
 	if id, ok := castUUID(c.id); ok {
+		s.progressImports(c.key.family.load(), c.now)
 		if imp, ok := c.key.family.load().importByID[id]; ok {
 			return jsonResponse(http.StatusOK, struct {
 				Data importJSON `json:"data"`

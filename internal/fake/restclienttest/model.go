@@ -84,9 +84,12 @@ type importRecord struct {
 	rowsCount        int  // the import's rows_count column
 	validRowsCount   int
 	invalidRowsCount int
-	mappingsCount    int // category, tag and account mappings the rows need
-	unassignedCount  int // mappings still without a record to map to
-	seq              int // creation order, to break created_at ties deterministically
+	mappingsCount    int          // category, tag and account mappings the rows need
+	unassignedCount  int          // mappings still without a record to map to
+	seq              int          // creation order, to break created_at ties deterministically
+	steps            []importStep // booked status changes, earliest first (AddProgressingImport)
+	step             time.Duration
+	repeat           bool // once complete, a new one follows (AddRepeatingImports)
 	createdAt        time.Time
 	updatedAt        time.Time
 }

@@ -14,8 +14,19 @@ import (
 // its answer is built (bytes) against what the earlier ones left.
 type Batch struct {
 	mu         sync.Mutex
-	complexity int // summed over the operations let run
-	bytes      int // of data, summed over the answers let through
+	complexity int  // summed over the operations let run
+	bytes      int  // of data, summed over the answers let through
+	refused    bool // a part of a streamed answer was refused
+}
+
+// keep reports whether a part of a streamed answer is let through: ok,
+// and no earlier part was refused (the later ones would land in data the
+// client never got).
+func (b *Batch) keep(ok bool) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.refused = b.refused || !ok
+	return !b.refused
 }
 
 type batchKey struct{}
@@ -24,6 +35,20 @@ type batchKey struct{}
 // share one complexity limit and one response cap.
 func WithBatch(ctx context.Context) context.Context {
 	return context.WithValue(ctx, batchKey{}, &Batch{})
+}
+
+type streamKey struct{}
+
+// WithStream returns ctx carrying a new count of the data of an answer
+// delivered in parts (@defer over multipart/mixed): LimitResponse bounds
+// them together, as one answer's.
+func WithStream(ctx context.Context) context.Context {
+	return context.WithValue(ctx, streamKey{}, &Batch{})
+}
+
+func streamOf(ctx context.Context) *Batch {
+	b, _ := ctx.Value(streamKey{}).(*Batch)
+	return b
 }
 
 func batchOf(ctx context.Context) *Batch {

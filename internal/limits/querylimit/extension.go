@@ -280,7 +280,10 @@ func (c *ComplexityLimit) complexity(ctx context.Context, opCtx *graphql.Operati
 // build, so this caps the body, not the work. The field errors of the
 // dropped data go with it (they point into it, and may be many). In a
 // batch (WithBatch), maxBytes bounds the data of all its answers together:
-// an answer past what the earlier ones left is replaced the same way.
+// an answer past what the earlier ones left is replaced the same way; in
+// an answer delivered in parts (WithStream, @defer), the data of all its
+// parts together: the part past the limit and every later one are
+// replaced by the error, each in its place.
 func LimitResponse(maxBytes int) graphql.ResponseMiddleware {
 	return func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 		resp := next(ctx)
@@ -293,11 +296,23 @@ func LimitResponse(maxBytes int) graphql.ResponseMiddleware {
 			actual, ok = b.spend(&b.bytes, len(resp.Data), maxBytes)
 			msg = "the batch's answers would be %d bytes of data; the limit is %d for the whole batch: ask for fewer items, fields or operations"
 		}
+		s := streamOf(ctx)
+		if s != nil {
+			if ok {
+				actual, ok = s.spend(&s.bytes, len(resp.Data), maxBytes)
+				msg = "the answer's parts would be %d bytes of data together; the limit is %d: ask for fewer items or fields"
+			}
+			ok = s.keep(ok)
+		}
 		if ok {
 			return resp
 		}
 		err := gqlerror.Errorf(msg, actual, maxBytes)
 		err.Extensions = map[string]any{"code": CodeResponseTooLarge, "max": maxBytes, "actual": actual}
-		return &graphql.Response{Errors: gqlerror.List{err}, Extensions: resp.Extensions}
+		// A part of a streamed answer keeps its place (path, label,
+		// hasNext): the answer goes on to its end, each later part
+		// refused alike, and the executor's fragments are all read.
+		return &graphql.Response{Errors: gqlerror.List{err}, Extensions: resp.Extensions,
+			Path: resp.Path, Label: resp.Label, HasNext: resp.HasNext}
 	}
 }

@@ -82,14 +82,18 @@ const (
 type Metrics struct {
 	reg *prometheus.Registry
 
-	operations         *prometheus.CounterVec
-	operationDuration  *prometheus.HistogramVec
-	upstreamCalls      *prometheus.CounterVec
-	upstreamDuration   *prometheus.HistogramVec
-	budgetRefusals     prometheus.Counter
-	rateLimitRefusals  prometheus.Counter
-	queryLimitRefusals *prometheus.CounterVec
-	buildInfo          *prometheus.GaugeVec
+	operations           *prometheus.CounterVec
+	operationDuration    *prometheus.HistogramVec
+	upstreamCalls        *prometheus.CounterVec
+	upstreamDuration     *prometheus.HistogramVec
+	budgetRefusals       prometheus.Counter
+	rateLimitRefusals    prometheus.Counter
+	queryLimitRefusals   *prometheus.CounterVec
+	buildInfo            *prometheus.GaugeVec
+	subscriptions        *prometheus.GaugeVec
+	subscriptionEvents   *prometheus.CounterVec
+	subscriptionPolls    *prometheus.CounterVec
+	subscriptionRefusals *prometheus.CounterVec
 
 	names operationNames
 
@@ -162,11 +166,28 @@ func New() *Metrics {
 			Name: "suregql_build_info",
 			Help: "Always 1: the build that serves, by version (as -version prints it), VCS revision (empty when unknown) and Go version.",
 		}, []string{"version", "revision", "goversion"}),
+		subscriptions: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "suregql_subscriptions_active",
+			Help: "Subscriptions open now, by resource (chat, import).",
+		}, []string{"resource"}),
+		subscriptionEvents: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "suregql_subscription_events_total",
+			Help: "Events pushed to subscribers, by resource (chat, import).",
+		}, []string{"resource"}),
+		subscriptionPolls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "suregql_subscription_polls_total",
+			Help: "Upstream reads of the subscriptions' poll loops (one per key and resource, whatever the subscribers), by resource and outcome (sent; skipped: the key keeps its reserve, or another replica holds the loop's lease).",
+		}, []string{"resource", "outcome"}),
+		subscriptionRefusals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "suregql_subscription_refusals_total",
+			Help: "Subscriptions refused with SUBSCRIPTION_LIMIT_EXCEEDED, by the limit passed (perKey, total).",
+		}, []string{"limit"}),
 	}
 	m.names.seen = map[string]string{}
 	m.reg.MustRegister(
 		m.operations, m.operationDuration, m.upstreamCalls, m.upstreamDuration,
 		m.budgetRefusals, m.rateLimitRefusals, m.queryLimitRefusals, m.buildInfo,
+		m.subscriptions, m.subscriptionEvents, m.subscriptionPolls, m.subscriptionRefusals,
 		savings{m},
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
@@ -311,6 +332,42 @@ func (m *Metrics) RateLimitRefused() {
 func (m *Metrics) QueryLimitRefused(limit string) {
 	if m != nil {
 		m.queryLimitRefusals.WithLabelValues(limit).Inc()
+	}
+}
+
+// SubscriptionOpened counts a subscription to a resource (chat, import)
+// opening (delta 1) or ending (-1).
+func (m *Metrics) SubscriptionOpened(resource string, delta int) {
+	if m != nil {
+		m.subscriptions.WithLabelValues(resource).Add(float64(delta))
+	}
+}
+
+// SubscriptionEvent counts an event pushed to a subscriber of resource.
+func (m *Metrics) SubscriptionEvent(resource string) {
+	if m != nil {
+		m.subscriptionEvents.WithLabelValues(resource).Inc()
+	}
+}
+
+// SubscriptionPoll counts a poll of a resource's loop: sent, or skipped
+// to keep the key's reserve.
+func (m *Metrics) SubscriptionPoll(resource string, sent bool) {
+	if m == nil {
+		return
+	}
+	outcome := "sent"
+	if !sent {
+		outcome = "skipped"
+	}
+	m.subscriptionPolls.WithLabelValues(resource, outcome).Inc()
+}
+
+// SubscriptionRefused counts a subscription refused by limit (perKey,
+// total).
+func (m *Metrics) SubscriptionRefused(limit string) {
+	if m != nil {
+		m.subscriptionRefusals.WithLabelValues(limit).Inc()
 	}
 }
 

@@ -111,6 +111,7 @@ func (s *Shared) forgetKey(apiKey callerkey.Key) {
 // Planner is the data layer of one GraphQL request.
 type Planner struct {
 	shared *Shared
+	caller callerkey.Caller // for Renew
 	// apiKey is the caller's key as the stores know it (derived once per
 	// request): its keyed hash and cipher, never the key itself.
 	apiKey  callerkey.Key
@@ -149,7 +150,7 @@ type Planner struct {
 // (Shared.RejectedKeys) gets ErrKeyRejected as its key error: its
 // operations are refused before any field resolves.
 func New(shared *Shared, caller callerkey.Caller) *Planner {
-	l := &Planner{shared: shared, apiKey: caller.Key, keyErr: caller.Err}
+	l := &Planner{shared: shared, caller: caller, apiKey: caller.Key, keyErr: caller.Err}
 	if l.keyErr == nil && shared.rejected(l.apiKey) {
 		l.keyErr = ErrKeyRejected
 	}
@@ -172,6 +173,11 @@ func New(shared *Shared, caller callerkey.Caller) *Planner {
 	l.families.RetryErrors = true
 	return l
 }
+
+// Renew returns a new Planner of l's caller and shared state: a memo and
+// a budget of its own, for work that outlives l's operation (a
+// subscription's poll loop reads with a new one each time).
+func (l *Planner) Renew() *Planner { return New(l.shared, l.caller) }
 
 // ErrKeyRejected is the key error of a caller whose key the upstream
 // answered 401 less than Shared.RejectedKeys' TTL ago: refused without

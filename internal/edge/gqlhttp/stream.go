@@ -1,0 +1,234 @@
+package gqlhttp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/executor"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	coderws "github.com/coder/websocket"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/suregql/suregql/graph"
+	"github.com/suregql/suregql/internal/planning/planner"
+	"github.com/suregql/suregql/internal/state/callerkey"
+)
+
+// DefaultStreamKeepAlive is how often an open stream says it is alive: a
+// graphql-transport-ws ping (answered by the client's pong) and an SSE
+// comment, so that proxies keep idle subscriptions open.
+const DefaultStreamKeepAlive = 15 * time.Second
+
+// streams serves the requests that stay open: graphql-sse (distinct
+// connections mode: a POST asking for text/event-stream) and graphql-ws
+// (a WebSocket upgrade, subprotocol graphql-transport-ws), with gqlgen's
+// transports on the same executor as the other requests (same limits,
+// extensions, metrics and traces), without the operation timeout. The
+// caller is made once, as for a POST: from X-Api-Key, or for a WebSocket
+// (whose browsers cannot set headers) from the connection_init payload.
+type streams struct {
+	exec  *executor.Executor
+	opts  Options
+	sse   transport.SSE
+	ws    transport.Websocket
+	other http.Handler // every request that is not a stream
+}
+
+func newStreams(exec *executor.Executor, opts Options, other http.Handler) *streams {
+	keepAlive := opts.StreamKeepAlive
+	if keepAlive <= 0 {
+		keepAlive = DefaultStreamKeepAlive
+	}
+	s := &streams{exec: exec, opts: opts, other: other, sse: transport.SSE{KeepAlivePingInterval: keepAlive}}
+	s.ws = transport.Websocket{
+		// The origin is checked in ServeHTTP, against the CORS origins.
+		Implementation:        transport.CoderWebsocketImplementation{AcceptOptions: coderws.AcceptOptions{InsecureSkipVerify: true}},
+		InitFunc:              s.initWS,
+		InitTimeout:           10 * time.Second,
+		PayloadReadLimit:      &wsReadLimit,
+		PingPongInterval:      keepAlive,
+		KeepAlivePingInterval: keepAlive,
+	}
+	return s
+}
+
+// isWebSocket reports whether r asks for a WebSocket.
+func isWebSocket(r *http.Request) bool {
+	return r.Method == http.MethodGet && strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
+}
+
+// isSSE reports whether r is a graphql-sse request.
+func isSSE(r *http.Request) bool {
+	return r.Method == http.MethodPost && strings.Contains(r.Header.Get("Accept"), "text/event-stream")
+}
+
+func (s *streams) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case isWebSocket(r):
+		s.serveWS(w, r)
+	case isSSE(r):
+		s.serveSSE(w, r)
+	default:
+		s.other.ServeHTTP(w, r)
+	}
+}
+
+// withStreamCaller returns ctx with the caller of key and marks it as a
+// stream's: each of its operations gets a planner of its own
+// (PlannerPerOperation).
+func (s *streams) withStreamCaller(ctx context.Context, key string) context.Context {
+	caller := s.opts.Callers.Caller(key)
+	ctx = context.WithValue(ctx, streamKey{}, s.opts.Planners)
+	ctx = withCaller(ctx, s.opts.Planners, caller)
+	if s.opts.RequestContext != nil {
+		ctx = s.opts.RequestContext(ctx)
+	}
+	return ctx
+}
+
+type (
+	streamKey    struct{}
+	webSocketKey struct{}
+)
+
+// wsReadLimit bounds a WebSocket message as the body of a POST is bounded.
+var wsReadLimit = int64(maxBodyBytes)
+
+// WebSocketDocuments holds the operations of a WebSocket to the trusted
+// documents as a POST's are held (readPost): a persisted query's hash is
+// looked up, and with OnlyThese a document sent as text is refused. SSE
+// requests pass readPost itself. Register it before Automatic Persisted
+// Queries.
+func WebSocketDocuments(docs *Documents) graphql.HandlerExtension {
+	return webSocketDocuments{docs: docs}
+}
+
+type webSocketDocuments struct{ docs *Documents }
+
+func (webSocketDocuments) ExtensionName() string                   { return "WebSocketDocuments" }
+func (webSocketDocuments) Validate(graphql.ExecutableSchema) error { return nil }
+
+func (w webSocketDocuments) MutateOperationParameters(ctx context.Context, params *graphql.RawParams) *gqlerror.Error {
+	if ws, _ := ctx.Value(webSocketKey{}).(bool); !ws {
+		return nil
+	}
+	why := w.docs.resolve(params, "")
+	if why == nil {
+		return nil
+	}
+	err := gqlerror.Errorf("%s", why.msg)
+	err.Extensions = map[string]any{"code": why.code}
+	return err
+}
+
+// PlannerPerOperation gives each operation of a stream (a WebSocket runs
+// many) a planner of its own: its own memo and budget, as each POST has.
+// Register it before any middleware that reads the planner.
+func PlannerPerOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	shared, ok := ctx.Value(streamKey{}).(*planner.Shared)
+	if !ok {
+		return next(ctx)
+	}
+	if c, ok := ctx.Value(callerCtxKey{}).(callerkey.Caller); ok {
+		ctx = withCaller(ctx, shared, c)
+	}
+	return next(ctx)
+}
+
+func (s *streams) serveSSE(w http.ResponseWriter, r *http.Request) {
+	refused := refusedRequest{w: w, ctx: r.Context(), log: s.opts.Log}
+	req, ok := readPost(r, refused, s.opts.Metrics, 1, s.opts.Documents)
+	if !ok {
+		return
+	}
+	if req.batch != nil {
+		refused.answer(http.StatusBadRequest, graph.CodeBadRequest, "a text/event-stream request carries one operation, not a batch")
+		return
+	}
+	// gqlgen's transport reads the body again: the parameters as read
+	// (a trusted document's id resolved to its text).
+	body, err := json.Marshal(req.params)
+	if err != nil {
+		panic(err) // recovered as the other requests' are; parameters just decoded encode
+	}
+	openEnded(w)
+	ctx := graphql.StartOperationTrace(r.Context())
+	ctx = s.withStreamCaller(ctx, r.Header.Get("X-Api-Key"))
+	r = r.WithContext(ctx)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+	r.Header.Set("Content-Type", mediaJSON)
+	s.sse.Do(w, r, s.exec)
+}
+
+func (s *streams) serveWS(w http.ResponseWriter, r *http.Request) {
+	if !s.originAllowed(r) {
+		refused := refusedRequest{w: w, ctx: r.Context(), log: s.opts.Log}
+		refused.answer(http.StatusForbidden, graph.CodeForbidden, "pages of this origin may not open a WebSocket to this server (-cors-origins)")
+		return
+	}
+	openEnded(w)
+	ctx := context.WithValue(r.Context(), webSocketKey{}, true)
+	ctx = s.withStreamCaller(ctx, r.Header.Get("X-Api-Key"))
+	s.ws.Do(w, r.WithContext(ctx), s.exec)
+}
+
+// initWS reads the API key of a WebSocket from its connection_init
+// payload, when it has one (a browser cannot set the upgrade request's
+// headers): {"X-Api-Key": k}, {"headers": {"X-Api-Key": k}} or
+// {"apiKey": k}. Without one, the upgrade request's header stands.
+func (s *streams) initWS(ctx context.Context, p transport.InitPayload) (context.Context, *transport.InitPayload, error) {
+	if key, ok := keyFromInit(p); ok {
+		ctx = s.withStreamCaller(ctx, key)
+	}
+	return ctx, nil, nil
+}
+
+// keyFromInit finds an API key in a connection_init payload.
+func keyFromInit(p map[string]any) (string, bool) {
+	for k, v := range p {
+		if s, ok := v.(string); ok && (strings.EqualFold(k, "X-Api-Key") || k == "apiKey") {
+			return s, true
+		}
+	}
+	if h, ok := p["headers"].(map[string]any); ok {
+		for k, v := range h {
+			if s, ok := v.(string); ok && strings.EqualFold(k, "X-Api-Key") {
+				return s, true
+			}
+		}
+	}
+	return "", false
+}
+
+// originAllowed reports whether a WebSocket may be opened from r's
+// Origin: none (not a browser), the server's own, or one of the CORS
+// origins ("*": any). Browsers do not apply CORS to WebSockets: this is
+// the check that keeps other sites' pages out.
+func (s *streams) originAllowed(r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return true
+	}
+	if u, err := url.Parse(origin); err == nil && strings.EqualFold(u.Host, r.Host) {
+		return true
+	}
+	return slices.Contains(s.opts.CORSOrigins, "*") || slices.Contains(s.opts.CORSOrigins, origin)
+}
+
+// openEnded lifts the server's read and write deadlines (sized for one
+// answer) off a stream's connection, which stays open as long as its
+// subscriptions; the keep-alives find a dead peer instead.
+func openEnded(w http.ResponseWriter) {
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Time{})
+	_ = rc.SetWriteDeadline(time.Time{})
+}
