@@ -1,16 +1,14 @@
 package facade_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -43,7 +41,6 @@ const (
 	hourViewEvery     = 2 * time.Second
 	hourImportStep    = 90 * time.Second // pending, then importing, then complete
 	hourReplyDelay    = 8 * time.Second
-	hourPollEvery     = 2 * time.Second
 	hourKeyPerHour    = 100
 	hourOtherClient   = "other-client-key"
 )
@@ -67,12 +64,16 @@ type hourRun struct {
 	mode hourMode
 	up   *restclienttest.Server
 	h    http.Handler
+	sse  *http.Client // to h, over in-memory connections: for the streams
 	fig  hourFigures
 
 	start time.Time
 	// chats the user knows, by id, with the title it last set or saw set.
 	chatTitles map[string]string
 	chatOrder  []string
+	// the conversations the user had before the hour, which its chat
+	// screens show and its messages go to.
+	ownChats []string
 	// own writes a view must show: the next view of the resource checks
 	// them.
 	mustShowChat     map[string]string // chat id -> title
@@ -124,7 +125,12 @@ func runHour(t *testing.T, m hourMode) hourFigures {
 	up.SetRateLimit(restclienttest.DemoKey, hourKeyPerHour)
 	up.AddKey(hourOtherClient, restclienttest.DemoKey)
 	client, err := restclient.New("http://sure.test", restclient.WithHTTPClient(&http.Client{
-		Transport: facade.HandlerTransport{Handler: up},
+		Transport: facade.HandlerTransport{Handler: http.HandlerFunc(func(w http.ResponseWriter, q *http.Request) {
+			if os.Getenv("HOUR_TRACE") != "" && q.Header.Get("X-Api-Key") == restclienttest.DemoKey {
+				fmt.Printf("TRACE %s %s %s?%s\n", time.Now().Format("15:04:05"), q.Method, q.URL.Path, q.URL.RawQuery)
+			}
+			up.ServeHTTP(w, q)
+		})},
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -133,14 +139,22 @@ func runHour(t *testing.T, m hourMode) hourFigures {
 	if m.cacheOff {
 		cfg.CacheTTL = facade.CacheOff
 	}
+	h := facade.New(cfg)
+	ln := newPipeListener()
+	srv := &http.Server{Handler: h}
+	go func() { _ = srv.Serve(ln) }()
+	tr := &http.Transport{DialContext: ln.dial}
+	defer func() {
+		tr.CloseIdleConnections()
+		_ = srv.Close()
+	}()
 	r := &hourRun{
-		t: t, mode: m, up: up, h: facade.New(cfg), start: time.Now(),
+		t: t, mode: m, up: up, h: h, sse: &http.Client{Transport: tr},
 		chatTitles: map[string]string{}, mustShowChat: map[string]string{},
 		mustNotShowChat: map[string]bool{}, mustShowCategory: map[string]bool{},
 		fig: hourFigures{callsByPath: map[string]int{}},
 	}
-	r.importID = up.AddProgressingImport(restclienttest.DemoKey, hourImportStep)
-	r.importPushes = make(chan []string, 1)
+	r.setUp()
 	r.replay()
 	r.checkImport()
 	for _, req := range up.Requests() {
@@ -150,6 +164,28 @@ func runHour(t *testing.T, m hourMode) hourFigures {
 		}
 	}
 	return r.fig
+}
+
+// setUp is what the user did in the web app before the hour, through
+// another key of theirs: three conversations (the demo's chats are dated
+// 2026, after the bubble's clock, and would always look just written), and
+// an import uploaded just before the hour, which the import screen follows.
+// The hour then starts with the key's next rate-limit window (a clock hour,
+// as Sure's cloud counts).
+func (r *hourRun) setUp() {
+	for _, title := range []string{"Groceries", "Holidays", "Taxes"} {
+		body := r.upstreamAs(hourOtherClient, http.MethodPost, "/api/v1/chats", `{"title":"`+title+`","message":"Hello"}`)
+		var created struct{ ID string }
+		if err := json.Unmarshal(body, &created); err != nil || created.ID == "" {
+			r.t.Fatalf("creating the chat %q: %v %s", title, err, body)
+		}
+		r.ownChats = append(r.ownChats, created.ID)
+	}
+	r.start = time.Now().Truncate(time.Hour).Add(time.Hour)
+	time.Sleep(time.Until(r.start) - hourImportStep/2)
+	r.importID = r.up.AddProgressingImport(restclienttest.DemoKey, hourImportStep)
+	r.importPushes = make(chan []string, 1)
+	time.Sleep(time.Until(r.start))
 }
 
 // replay runs the hour's visits, writes and out-of-band changes in order
@@ -193,7 +229,7 @@ func (r *hourRun) visit(v int) {
 			// The visit's conversation. A subscribing client shows a chat
 			// it awaits a reply in from its own cache and the pushes.
 			if reply == nil || r.mode.polls || reply.done {
-				r.viewChat(r.someChat(v))
+				r.viewChat(r.conversation(v))
 			} else {
 				r.fig.views++
 			}
@@ -201,16 +237,19 @@ func (r *hourRun) visit(v int) {
 			r.viewImport()
 		}
 		if i == 10 && v%2 == 1 && reply == nil {
-			reply = r.sendMessage(r.someChat(v))
+			reply = r.sendMessage(r.conversation(v))
 		}
 		if reply != nil && r.mode.polls && !reply.done {
-			r.pollForReply(reply, base.Add(time.Duration(i+1)*hourViewEvery))
+			r.pollForReply(reply)
 		}
 	}
 	if reply != nil {
 		r.finishReply(reply)
 	}
 }
+
+// conversation is one of the user's conversations.
+func (r *hourRun) conversation(n int) string { return r.ownChats[n%len(r.ownChats)] }
 
 func (r *hourRun) someChat(n int) string {
 	if len(r.chatOrder) == 0 {
@@ -361,11 +400,8 @@ func (r *hourRun) viewImport() {
 			if ev.event == "complete" {
 				break
 			}
-			var got struct {
-				Data struct{ ImportUpdated struct{ Status string } }
-			}
-			_ = json.Unmarshal([]byte(ev.data), &got)
-			statuses = append(statuses, got.Data.ImportUpdated.Status)
+			status, _ := pushed(ev, "importUpdated")["status"].(string)
+			statuses = append(statuses, status)
 		}
 		r.importPushes <- statuses
 	}()
@@ -381,7 +417,12 @@ func (r *hourRun) checkImport() {
 		r.t.Error("the import screen never subscribed to the pending import")
 		return
 	}
-	statuses := <-r.importPushes
+	var statuses []string
+	select {
+	case statuses = <-r.importPushes:
+	case <-time.After(time.Hour): // fake time; the import completed in minute 3
+		r.t.Error("the import subscription never ended")
+	}
 	if len(statuses) == 0 || statuses[len(statuses)-1] != "complete" {
 		r.t.Errorf("importUpdated pushed %v, want the import's statuses up to complete, then the end", statuses)
 	}
@@ -394,13 +435,15 @@ func (r *hourRun) write(v int) {
 	case 0, 3:
 		title := fmt.Sprintf("Plan %d", v)
 		data := r.post(`mutation($t: String!) { createChat(input: {title: $t}) { chat { id title } } }`, map[string]any{"t": title})
-		var got struct{ CreateChat struct{ Chat struct{ ID string } } }
+		var got struct {
+			CreateChat struct{ Chat struct{ ID string } }
+		}
 		_ = json.Unmarshal(data, &got)
 		if got.CreateChat.Chat.ID != "" { // else refused, and counted
 			r.mustShowChat[got.CreateChat.Chat.ID] = title
 		}
 	case 1:
-		id := r.someChat(v)
+		id := r.conversation(v + 1)
 		title := fmt.Sprintf("Renamed at visit %d", v)
 		data := r.post(`mutation($id: ID!, $t: String!) { updateChat(input: {id: $id, title: $t}) { chat { id } } }`, map[string]any{"id": id, "t": title})
 		if strings.Contains(string(data), id) {
@@ -438,23 +481,23 @@ func (r *hourRun) sendMessage(chatID string) *pendingReply {
 		p.events, p.cancel = r.subscribe(`subscription($id: ID!) { chatMessageAdded(chatId: $id) { id role content model } }`, map[string]any{"id": chatID})
 	}
 	data := r.post(`mutation($id: ID!) { sendChatMessage(input: {chatId: $id, content: "How much did I spend on food?"}) { message { id } } }`, map[string]any{"id": chatID})
-	var got struct{ SendChatMessage struct{ Message struct{ ID string } } }
+	var got struct {
+		SendChatMessage struct{ Message struct{ ID string } }
+	}
 	_ = json.Unmarshal(data, &got)
 	p.messageID = got.SendChatMessage.Message.ID
 	r.fig.writes++
 	return p
 }
 
-// pollForReply is the polling client's chat screen: it reads the chat every
-// hourPollEvery until the reply shows, or until the next view is due.
-func (r *hourRun) pollForReply(p *pendingReply, until time.Time) {
-	for !p.done && time.Now().Add(hourPollEvery).Before(until) {
-		time.Sleep(hourPollEvery)
-		data := r.post(hourChatQuery, map[string]any{"id": p.chatID})
-		if strings.Contains(string(data), `"role":"assistant","content":"You asked: \"How much`) {
-			p.done = true
-			r.fig.replies++
-		}
+// pollForReply is the polling client's chat screen waiting for the reply:
+// it reads the chat again at every tick of the visit (every hourViewEvery)
+// until the reply shows.
+func (r *hourRun) pollForReply(p *pendingReply) {
+	data := r.post(hourChatQuery, map[string]any{"id": p.chatID})
+	if strings.Contains(string(data), `"role":"assistant","content":"You asked: \"How much`) {
+		p.done = true
+		r.fig.replies++
 	}
 }
 
@@ -467,87 +510,51 @@ func (r *hourRun) finishReply(p *pendingReply) {
 		return
 	}
 	defer p.cancel()
-	for ev := range p.events {
-		if ev.event == "complete" {
+	// The visit's end is at least 10 s after the message; the reply is
+	// due 8 s after it. A subscriber that has it a minute of (fake) time
+	// later still had it late: the guard only ends a wait that fails.
+	giveUp := time.After(time.Minute)
+	for {
+		var ev sseEvent
+		var ok bool
+		select {
+		case ev, ok = <-p.events:
+		case <-giveUp:
+		}
+		if !ok || ev.event == "complete" {
 			break
 		}
-		if strings.Contains(ev.data, `"role":"assistant"`) && strings.Contains(ev.data, `"model":"`) &&
-			strings.Contains(ev.data, `How much did I spend on food?`) {
+		m := pushed(ev, "chatMessageAdded")
+		content, _ := m["content"].(string)
+		if m["role"] == "assistant" && m["model"] != nil && strings.Contains(content, "How much did I spend on food?") {
 			r.fig.replies++
 			return
 		}
-		if strings.Contains(ev.data, `"errors"`) {
-			r.t.Errorf("chatMessageAdded(%s) sent an error: %s", p.chatID, ev.data)
+		if ev.data["errors"] != nil {
+			r.t.Errorf("chatMessageAdded(%s) sent an error: %v", p.chatID, ev.data["errors"])
 		}
 	}
 	r.t.Errorf("the subscriber of chat %s never received the assistant's reply", p.chatID)
 }
 
-// sseEvent is one event of a graphql-sse stream.
-type sseEvent struct{ event, data string }
-
-// subscribe starts a graphql-sse subscription (distinct connections mode)
-// in the bubble and returns its events; cancel ends it as a closed tab
-// would.
+// subscribe starts a graphql-sse subscription as the user, over an
+// in-memory connection of the bubble; cancel ends it as a closed tab would.
 func (r *hourRun) subscribe(query string, vars map[string]any) (<-chan sseEvent, context.CancelFunc) {
-	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
-	ctx, cancel := context.WithCancel(r.t.Context())
-	req := httptest.NewRequestWithContext(ctx, http.MethodPost, "/graphql", strings.NewReader(string(body)))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("X-Api-Key", restclienttest.DemoKey)
-	pr, pw := io.Pipe()
-	w := &streamWriter{header: http.Header{}, w: pw}
-	go func() {
-		r.h.ServeHTTP(w, req)
-		_ = pw.Close()
-	}()
-	events := make(chan sseEvent)
-	go func() {
-		defer close(events)
-		var ev sseEvent
-		sc := bufio.NewScanner(pr)
-		for sc.Scan() {
-			line := sc.Text()
-			switch {
-			case strings.HasPrefix(line, "event:"):
-				ev.event = strings.TrimSpace(strings.TrimPrefix(line, "event:"))
-			case strings.HasPrefix(line, "data:"):
-				ev.data += strings.TrimSpace(strings.TrimPrefix(line, "data:"))
-			case line == "" && (ev.event != "" || ev.data != ""):
-				select {
-				case events <- ev:
-				case <-ctx.Done():
-					_ = pr.Close()
-					return
-				}
-				ev = sseEvent{}
-			}
-		}
-	}()
-	return events, cancel
+	s := openSSE(r.t, r.sse, "http://suregql.test/graphql", restclienttest.DemoKey, query, vars)
+	return s.events, s.cancel
 }
 
-// streamWriter is a ResponseWriter whose body is read as it is written.
-type streamWriter struct {
-	mu     sync.Mutex
-	header http.Header
-	w      io.Writer
-}
-
-func (w *streamWriter) Header() http.Header { return w.header }
-func (w *streamWriter) WriteHeader(int)     {}
-func (w *streamWriter) Flush()              {}
-func (w *streamWriter) Write(b []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.w.Write(b)
+// pushed returns the object an event of a subscription's field pushed.
+func pushed(ev sseEvent, field string) map[string]any {
+	data, _ := ev.data["data"].(map[string]any)
+	obj, _ := data[field].(map[string]any)
+	return obj
 }
 
 // renameByOtherClient renames a chat through another key of the same
 // user, as the web app would: the facade learns of it only by reading.
 func (r *hourRun) renameByOtherClient() {
-	id := r.someChat(1)
+	id := r.conversation(2)
 	title := "Renamed in the web app"
 	r.upstreamAs(hourOtherClient, http.MethodPatch, "/api/v1/chats/"+id, `{"title":"`+title+`"}`)
 	delete(r.mustShowChat, id)
@@ -566,7 +573,7 @@ func (r *hourRun) createCategoryByOtherClient() {
 	})
 }
 
-func (r *hourRun) upstreamAs(key, method, path, body string) {
+func (r *hourRun) upstreamAs(key, method, path, body string) []byte {
 	req := httptest.NewRequest(method, "http://sure.test"+path, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Api-Key", key)
@@ -575,6 +582,7 @@ func (r *hourRun) upstreamAs(key, method, path, body string) {
 	if rec.Code >= 300 {
 		r.t.Fatalf("%s %s as another client: %d %s", method, path, rec.Code, rec.Body)
 	}
+	return rec.Body.Bytes()
 }
 
 func (r *hourRun) checkOutOfBand(view string, body []byte) {
