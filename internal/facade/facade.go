@@ -478,11 +478,15 @@ func newShared(cfg Config, log *slog.Logger, accepted *acceptedKeys) *planner.Sh
 
 // pollUpstream is the read of every subscription's poll: one call of the
 // key through a new planner of it, so the gate, the metrics and the
-// rate-limit readings count it as any other call. It revalidates: a poll
+// rate-limit readings count it as any other call. A poll revalidates: it
 // is never answered from the cache, and what it reads is kept for the
-// page views after it (unless the chat awaits its reply).
+// page views after it (unless the chat awaits its reply). The first read,
+// the subscriber's starting state, is read as a query would be.
 func pollUpstream(ctx context.Context, p *planner.Planner, res live.Resource) (live.State, error) {
-	return live.ReadUpstream(restcache.WithRevalidate(ctx), p, res)
+	if !live.FirstRead(ctx) {
+		ctx = restcache.WithRevalidate(ctx)
+	}
+	return live.ReadUpstream(ctx, p, res)
 }
 
 // liveMeter is m as the hub's meter; nil counts nothing.

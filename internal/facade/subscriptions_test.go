@@ -113,11 +113,11 @@ func newSubsEnv(t *testing.T, cfg facade.Config) *subsEnv {
 	return e
 }
 
-// callsTo returns the upstream requests so far to method and path.
-func (e *subsEnv) callsTo(method, path string) int {
+// readsOf returns the upstream GETs of path so far.
+func (e *subsEnv) readsOf(path string) int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.calls[method+" "+path]
+	return e.calls[http.MethodGet+" "+path]
 }
 
 // post runs a query or mutation as key and returns its data.
@@ -369,7 +369,7 @@ func TestSubscriptions_ThreeSubscribersCostOne(t *testing.T) {
 					return ev.data["data"].(map[string]any)["chatMessageAdded"].(map[string]any), true
 				})
 			}
-			chatReads = e.callsTo(http.MethodGet, "/api/v1/chats/"+chat)
+			chatReads = e.readsOf("/api/v1/chats/" + chat)
 			for _, s := range streams {
 				s.cancel()
 			}
@@ -381,6 +381,31 @@ func TestSubscriptions_ThreeSubscribersCostOne(t *testing.T) {
 		t.Errorf("chat reads: %d with three subscribers, %d with one; want the same", three, one)
 	}
 	t.Logf("chat reads until the reply: %d", one)
+}
+
+// A subscription's first read is its starting state, answered as a query
+// of it would be: a chat the page just read costs no second call.
+func TestSubscriptions_FirstReadFromFreshness(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newSubsEnv(t, facade.Config{})
+		chat := e.newChat(restclienttest.DemoKey)
+		e.post(restclienttest.DemoKey, `query($id: ID!) { chat(id: $id) { messages(last: 20) { nodes { id } } } }`, map[string]any{"id": chat})
+		before := e.readsOf("/api/v1/chats/" + chat)
+		s := e.subscribeSSE(restclienttest.DemoKey, chatSubscription, map[string]any{"id": chat})
+		synctest.Wait()
+		if after := e.readsOf("/api/v1/chats/" + chat); after != before {
+			t.Errorf("subscribing to a chat read a moment ago cost %d reads, want none", after-before)
+		}
+		e.send(chat, "Still there?")
+		awaitReply(t, func() (map[string]any, bool) {
+			ev, ok := s.next(t)
+			if !ok || ev.event != "next" {
+				return nil, false
+			}
+			return ev.data["data"].(map[string]any)["chatMessageAdded"].(map[string]any), true
+		})
+		s.cancel()
+	})
 }
 
 // An import subscription pushes the import at the start and at each
@@ -405,8 +430,11 @@ func TestSubscriptions_ImportCompletesWhenTerminal(t *testing.T) {
 		if strings.Join(statuses, ",") != "pending,importing,complete" {
 			t.Errorf("statuses: %v, want pending, importing, complete", statuses)
 		}
-		if n := e.callsTo(http.MethodGet, "/api/v1/imports/"+id); n > 12 {
-			t.Errorf("%d reads of the import over 20 s, want a handful", n)
+		// The first read, then 1, 2, 4 and 8 s later (importing by then),
+		// then 16 s later (complete): the backoff goes on through a change
+		// of status, as the next step is no nearer for it.
+		if n := e.readsOf("/api/v1/imports/" + id); n > 6 {
+			t.Errorf("%d reads of the import over 20 s, want at most 6", n)
 		}
 	})
 }

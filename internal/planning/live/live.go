@@ -12,7 +12,8 @@
 //     chat whose newest message is the user's, written less than
 //     ReplyWindow ago; a reply this poll saw change, which Sure may still
 //     be writing; an import not terminal): after 1 s, then doubling after
-//     each poll that saw no change, up to a cap: 5 s for a key without
+//     each poll that saw no change in the chat (after each poll of an
+//     import: its next step is no nearer for the last), up to a cap: 5 s for a key without
 //     limit (self-hosted), and for a limited key the interval at which
 //     polls would spend a quarter of its hourly limit in an hour (144 s
 //     for a 100/h key);
@@ -64,7 +65,15 @@ type State struct {
 }
 
 // PollFunc reads res with p, a new planner of the loop's key (one call).
+// FirstRead(ctx) tells the loop's first read, the subscriber's starting
+// state, which may be answered as a query of it would (from what is kept
+// fresh); a later poll is made to find a change.
 type PollFunc func(ctx context.Context, p *planner.Planner, res Resource) (State, error)
+
+type firstReadKey struct{}
+
+// FirstRead reports whether ctx is that of a loop's first read.
+func FirstRead(ctx context.Context) bool { return ctx.Value(firstReadKey{}) != nil }
 
 // ReadUpstream is the poll the facade wires by default: the chat's page
 // holding its newest messages (the overflow page, one call), or the

@@ -144,6 +144,9 @@ func (l *loop) pollOnce(ctx context.Context) (time.Duration, bool) {
 		l.hub.meter().SubscriptionPoll(kind, false)
 		return l.followWait(), true
 	}
+	if !l.polled() {
+		ctx = context.WithValue(ctx, firstReadKey{}, true)
+	}
 	pctx, cancel := context.WithTimeout(ctx, pollTimeout)
 	st, err := l.hub.opts.Poll(pctx, p, l.k.res)
 	cancel()
@@ -159,9 +162,15 @@ func (l *loop) pollOnce(ctx context.Context) (time.Duration, bool) {
 	if st.Import != nil && Terminal(st.Import) {
 		return 0, false
 	}
-	if changed {
+	switch {
+	case changed && st.Chat != nil:
+		// A reply appeared or grew: Sure may still be writing it.
 		l.unchanged = 0
-	} else {
+	case changed:
+		// An import moved on: its next step is no nearer for it, the
+		// backoff goes on (a 100/h key would spend a call a second
+		// again at each of its steps).
+	default:
 		l.unchanged++
 	}
 	expecting := l.nudged || expecting(st, changed, time.Now())
