@@ -297,6 +297,21 @@ func AwaitsReply(path string, resp *Response) bool {
 	return newest.Role == "user" || time.Since(newest.UpdatedAt) < ReplyWindow
 }
 
+// ReplyCame reports whether resp, the answer of a GET at path, is a chat
+// whose newest message is the assistant's: a reply to the messages before
+// it has come (it may still grow, but the chat's count and last message
+// time are what they will stay).
+func ReplyCame(path string, resp *Response) bool {
+	if Endpoint(http.MethodGet, path) != "GET /api/v1/chats/{id}" || resp == nil || resp.Status != http.StatusOK {
+		return false
+	}
+	c, err := decodeShared[Chat](resp)
+	if err != nil || len(c.Messages) == 0 || !c.MessagePage(0).HoldsNewest() {
+		return false
+	}
+	return c.Messages[len(c.Messages)-1].Role == "assistant"
+}
+
 // ImportSettled reports whether status is one an import stays in by
 // itself: complete, failed or revert_failed. Any other (pending,
 // importing, reverting, or one this client does not know) may change

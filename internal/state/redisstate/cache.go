@@ -90,7 +90,11 @@ func (c *Cache) FetchAs(ctx context.Context, key callerkey.Key, path string, fet
 		// sent before another replica's write.
 		ctx = restcache.WithSharedGeneration(ctx, string(ad[len(name):]))
 	}
+	asked := time.Now()
 	resp, fetched, ferr := c.counts.Serve(ctx, l, fetch)
+	if fetched && held && restclient.ReplyCame(path, resp) {
+		c.release(key, restclient.ResourceOf(path), asked)
+	}
 	if !fetched || err != nil || len(resp.Body) > MaxAnswerBytes || held || restclient.AwaitsReply(path, resp) {
 		return resp, ferr // an answer awaiting its reply is never kept
 	}
@@ -230,6 +234,27 @@ func (c *Cache) Hold(key callerkey.Key, res restclient.Resource, d time.Duration
 			return nil
 		})
 		return err
+	})
+}
+
+// releaseScript deletes a hold (KEYS[1] the key's generations, ARGV[1] the
+// hold's field) that began before ARGV[2] (Unix milliseconds), holds
+// lasting ARGV[3] milliseconds.
+var releaseScript = redis.NewScript(`
+local ends = tonumber(redis.call('hget', KEYS[1], ARGV[1]))
+if ends and ends - tonumber(ARGV[3]) < tonumber(ARGV[2]) then
+  return redis.call('hdel', KEYS[1], ARGV[1])
+end
+return 0
+`)
+
+// release ends key's hold of res on every replica if it began before
+// asked: a chat asked for after the message was sent shows the
+// assistant's reply (see restcache.Cache's).
+func (c *Cache) release(key callerkey.Key, res restclient.Resource, asked time.Time) {
+	_ = c.s.do(func(ctx context.Context) error {
+		return releaseScript.Run(ctx, c.s.rdb, []string{generationsKey(key)}, holdField(res),
+			asked.UnixMilli(), restcache.ReplyWait.Milliseconds()).Err()
 	})
 }
 

@@ -460,6 +460,23 @@ func TestCache_HoldKeepsNothingOfTheResource(t *testing.T) {
 					t.Errorf("%s: two reads fetched %d times, want %d", tc.path, got, tc.calls)
 				}
 			}
+			// A chat read after the hold began that shows the assistant's
+			// reply ends the hold, on every replica: the list is kept again.
+			const replied = `{"id":"c1","title":"t","messages":[` +
+				`{"id":"m1","type":"user_message","role":"user","content":"q","created_at":"2026-03-01T12:00:00Z","updated_at":"2026-03-01T12:00:00Z"},` +
+				`{"id":"m2","type":"assistant_message","role":"assistant","content":"a","model":"gpt-4.1","created_at":"2026-03-01T12:00:08Z","updated_at":"2026-03-01T12:00:08Z"}],` +
+				`"pagination":{"page":1,"per_page":20,"total_count":2,"total_pages":1}}`
+			if _, err := read.FetchAs(t.Context(), c.key, "chats/c1", func(context.Context) (*restclient.Response, error) {
+				return answer(replied), nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			calls.Store(0)
+			get(c.key, "chats?page=1")
+			get(c.key, "chats?page=1")
+			if got := calls.Load(); got != 1 {
+				t.Errorf("after the reply was read: two reads of the list fetched %d times, want 1", got)
+			}
 		})
 	}
 }

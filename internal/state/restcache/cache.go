@@ -105,9 +105,13 @@ func (c *Cache) FetchAs(ctx context.Context, key callerkey.Key, path string, fet
 			c.lru.Remove(id)
 		}
 	}
+	asked := time.Now()
 	resp, fetched, err := serve(ctx, l, fetch, &c.counts)
 	if !fetched {
 		return resp, err
+	}
+	if restclient.ReplyCame(path, resp) {
+		c.release(key, restclient.ResourceOf(path), asked)
 	}
 	if restclient.AwaitsReply(path, resp) || c.held(key, path) {
 		return resp, nil // the reply is on its way: never kept
@@ -149,6 +153,19 @@ func (c *Cache) Hold(key callerkey.Key, res restclient.Resource, d time.Duration
 		c.holds.lru().Add(key.ID(), m)
 	}
 	m[res] = time.Now().Add(d)
+}
+
+// release ends key's hold of res if it began before asked: an answer asked
+// for after the message was sent shows the assistant's reply, so what the
+// hold kept from the cache (the list of chats, its counts) may be kept
+// again. A hold that began later is another message's.
+func (c *Cache) release(key callerkey.Key, res restclient.Resource, asked time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m, _ := c.holds.lru().Peek(key.ID())
+	if until, ok := m[res]; ok && until.Add(-ReplyWait).Before(asked) {
+		delete(m, res)
+	}
 }
 
 // held reports whether answers of path's resource are not kept for key.

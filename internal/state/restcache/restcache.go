@@ -89,7 +89,9 @@ type AnswerCache interface {
 // Holder is an AnswerCache that can be told not to keep a key's answers
 // of a resource for a while: the upstream is about to change them by
 // itself (the assistant's reply to a message, written asynchronously), so
-// an answer read meanwhile would hide the change for the cache's TTL.
+// an answer read meanwhile would hide the change for its freshness. A hold
+// lasts ReplyWait, or until a chat read after it began shows the
+// assistant's reply (restclient.ReplyCame), whichever comes first.
 type Holder interface {
 	Hold(key callerkey.Key, res restclient.Resource, d time.Duration)
 }
