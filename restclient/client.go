@@ -77,6 +77,22 @@ func ResourceOf(path string) Resource {
 	return ""
 }
 
+// PartOf returns the part of its resource a request to path reads, for
+// writes that change one record and the list: "chats/" for the list of
+// chats, "chats/<id>" for one chat (its messages included); "" for a path
+// of no resource.
+func PartOf(path string) Resource {
+	res := ResourceOf(path)
+	if res == "" {
+		return ""
+	}
+	rest := strings.TrimPrefix(strings.TrimLeft(path, "/"), string(res))
+	rest, _, _ = strings.Cut(rest, "?")
+	rest = strings.TrimPrefix(rest, "/")
+	id, _, _ := strings.Cut(rest, "/")
+	return res + "/" + Resource(id)
+}
+
 // Endpoint returns the endpoint template of a request to path (relative to
 // /api/v1): the resource, then {id} for the record segment, e.g.
 // "GET /api/v1/chats/{id}".

@@ -112,6 +112,49 @@ func TestFreshness_OwnWriteVisibleAtOnce(t *testing.T) {
 	})
 }
 
+// A key's write to one chat makes its list of chats and that chat read
+// again, not its other chats: renaming one conversation does not cost the
+// next view of another a call.
+func TestFreshness_ChatWriteForgetsThatChatOnly(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		up := restclienttest.New()
+		h := freshFacade(t, up, false)
+		// Chats made in the bubble: the demo's are dated after its clock,
+		// and would look just written (never kept).
+		create := func(title string) string {
+			a := askFresh(t, h, `mutation { createChat(input: {title: "`+title+`"}) { chat { id } } }`)
+			var got struct{ Chat struct{ ID string } }
+			if err := json.Unmarshal(a.Data["createChat"], &got); err != nil || got.Chat.ID == "" {
+				t.Fatalf("createChat: %v %v", err, a.Errors)
+			}
+			return got.Chat.ID
+		}
+		renamed, other := create("One"), create("Other")
+		show := func(id string) freshAnswer {
+			return askFresh(t, h, `{ chat(id: "`+id+`") { title messages(last: 5) { nodes { id } } } }`)
+		}
+		askFresh(t, h, chatsQuery)
+		show(renamed)
+		show(other)
+		if a := askFresh(t, h, `mutation { updateChat(input: {id: "`+renamed+`", title: "Renamed"}) { chat { id } } }`); len(a.Errors) > 0 {
+			t.Fatalf("updateChat: %v", a.Errors)
+		}
+		for _, tc := range []struct {
+			what  string
+			a     freshAnswer
+			calls int
+		}{
+			{"the list", askFresh(t, h, chatsQuery), 1},
+			{"the renamed chat", show(renamed), 1},
+			{"another chat", show(other), 0},
+		} {
+			if tc.a.Extensions.Upstream.Calls != tc.calls {
+				t.Errorf("%s after the rename: %d calls, want %d", tc.what, tc.a.Extensions.Upstream.Calls, tc.calls)
+			}
+		}
+	})
+}
+
 // A key out of quota reads what it read before from what the facade
 // holds, marked stale with its age and reason, at no call; a field with
 // nothing held still gets RATE_LIMITED.

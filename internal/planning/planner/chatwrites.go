@@ -68,7 +68,7 @@ func (l *Planner) CreateChat(ctx context.Context, req restclient.CreateChatReque
 	if strings.TrimSpace(req.Message) != "" {
 		l.awaitReply(err)
 	}
-	return l.afterWrite(ctx, created, err, "created", func(ctx context.Context) (Written, error) {
+	return l.afterWrite(ctx, "", created, err, "created", func(ctx context.Context) (Written, error) {
 		page, err := l.client.ListChats(ctx, 1)
 		if err != nil {
 			return Written{}, err
@@ -86,7 +86,7 @@ func (l *Planner) CreateChat(ctx context.Context, req restclient.CreateChatReque
 // read of the chat settles it if the chat carries the new title.
 func (l *Planner) UpdateChat(ctx context.Context, id, title string) (Written, error) {
 	updated, err := l.client.UpdateChat(ctx, id, title)
-	return l.afterWrite(ctx, updated, err, "renamed", func(ctx context.Context) (Written, error) {
+	return l.afterWrite(ctx, id, updated, err, "renamed", func(ctx context.Context) (Written, error) {
 		current, err := l.client.GetChat(ctx, id, 1)
 		if err != nil || current.Title != title {
 			return Written{}, err
@@ -95,14 +95,14 @@ func (l *Planner) UpdateChat(ctx context.Context, id, title string) (Written, er
 	})
 }
 
-// afterWrite returns what a chat write that answered (chat, err) means for
-// the caller: the answer, or, when it was lost after the request was sent,
-// what settle's one read (find) found (ConfirmedByRead), or an
-// *OutcomeUnknownError.
-func (l *Planner) afterWrite(ctx context.Context, chat *restclient.Chat, err error, action string,
+// afterWrite returns what a chat write to chat id ("": a new chat) that
+// answered (chat, err) means for the caller: the answer, or, when it was
+// lost after the request was sent, what settle's one read (find) found
+// (ConfirmedByRead), or an *OutcomeUnknownError.
+func (l *Planner) afterWrite(ctx context.Context, id string, chat *restclient.Chat, err error, action string,
 	find func(context.Context) (Written, error),
 ) (Written, error) {
-	l.chatsWritten(err)
+	l.chatsWritten(err, id)
 	if err == nil {
 		if chat != nil {
 			l.remember(KindChat, chat.ID)
@@ -161,7 +161,7 @@ type SentMessage struct {
 func (l *Planner) SendMessage(ctx context.Context, chatID string, req restclient.SendMessageRequest) (SentMessage, error) {
 	sent := time.Now()
 	msg, err := l.client.SendMessage(ctx, chatID, req)
-	l.chatsWritten(err)
+	l.chatsWritten(err, chatID)
 	l.awaitReply(err)
 	if err == nil {
 		return SentMessage{Message: msg}, nil
@@ -191,7 +191,7 @@ func (l *Planner) SendMessage(ctx context.Context, chatID string, req restclient
 // A chat that does not exist is a *NotFoundError.
 func (l *Planner) DeleteChat(ctx context.Context, id string) (confirmedByRead bool, _ error) {
 	err := l.client.DeleteChat(ctx, id)
-	l.chatsWritten(err)
+	l.chatsWritten(err, id)
 	if err == nil {
 		// The id stays known as a chat's: node(id) then costs the one
 		// lookup that finds it gone, not one per kind.

@@ -354,18 +354,23 @@ func failureCause(err error) string {
 	return "error"
 }
 
-// chatsWritten records that this key sent a chat write that ended with
-// err: unless the upstream certainly refused it (a 4xx, or nothing was
-// sent), chat answers of this operation and in the shared cache for this
-// key are forgotten, so that the key's next read sees the write.
-func (l *Planner) chatsWritten(err error) {
+// chatsWritten records that this key sent a write to chat id ("": a new
+// chat) that ended with err: unless the upstream certainly refused it (a
+// 4xx, or nothing was sent), chat answers of this operation are
+// forgotten, and in the shared cache this key's list of chats and that
+// chat's answers (not its other chats'), so that the key's next read sees
+// the write.
+func (l *Planner) chatsWritten(err error, id string) {
 	if !mayHaveWritten(err) {
 		return
 	}
 	l.memo.forget(restclient.Chats)
 	l.nodesWritten()
-	if l.shared.Generations != nil {
-		l.shared.Generations.Invalidate(l.apiKey, restclient.Chats)
+	if g := l.shared.Generations; g != nil {
+		g.Invalidate(l.apiKey, restclient.PartOf("chats"))
+		if id != "" {
+			g.Invalidate(l.apiKey, restclient.PartOf("chats/"+id))
+		}
 	}
 }
 

@@ -125,7 +125,7 @@ func (c *Cache) lookup(ctx context.Context, key callerkey.Key, name, path string
 	err = c.s.do(func(ctx context.Context) error {
 		cmds, err := c.s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			p.Get(ctx, epochKey)
-			p.HMGet(ctx, generationsKey(key), string(res), allGenerations, holdField(res))
+			p.HMGet(ctx, generationsKey(key), string(res), allGenerations, holdField(res), string(restclient.PartOf(path)))
 			p.Get(ctx, name)
 			if !read {
 				p.Get(ctx, rateLimitKey(key))
@@ -137,9 +137,11 @@ func (c *Cache) lookup(ctx context.Context, key callerkey.Key, name, path string
 		}
 		epoch, _ := cmds[0].(*redis.StringCmd).Result()
 		gens, _ := cmds[1].(*redis.SliceCmd).Result()
-		if len(gens) == 3 {
+		if len(gens) == 4 {
+			// The resource's, every resource's, the hold, the part's
+			// (restclient.PartOf: the list or one record).
 			held = heldAt(gens[2], time.Now())
-			gens = gens[:2]
+			gens = []any{gens[0], gens[1], gens[3]}
 		}
 		ad = answerAD(name, epoch, gens)
 		if !read {

@@ -506,3 +506,36 @@ func TestTraits_EachAgesOnItsOwn(t *testing.T) {
 		t.Errorf("the replica that learnt it still knows it: %q", v)
 	}
 }
+
+// A write to one record (restclient.PartOf) makes that record's answers
+// and nothing else unreadable, on every replica.
+func TestCache_InvalidatePart(t *testing.T) {
+	_, a, b := replicas(t)
+	writer, reader := a.Cache(time.Hour, nil), b.Cache(time.Hour, nil)
+	key := b.Keys().Key("key-1")
+	var calls atomic.Int64
+	get := func(path string) {
+		t.Helper()
+		if _, err := reader.FetchAs(t.Context(), key, path, func(context.Context) (*restclient.Response, error) {
+			calls.Add(1)
+			return answer(`{"chats":[]}`), nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	paths := []string{"chats?page=1", "chats/a?page=1", "chats/b?page=1"}
+	for _, p := range paths {
+		get(p)
+	}
+	writer.Invalidate(a.Keys().Key("key-1"), restclient.PartOf("chats/a"))
+	for _, tc := range []struct {
+		path  string
+		calls int64
+	}{{"chats?page=1", 0}, {"chats/a?page=1", 1}, {"chats/b?page=1", 0}} {
+		calls.Store(0)
+		get(tc.path)
+		if got := calls.Load(); got != tc.calls {
+			t.Errorf("%s after a write to chat a: %d calls, want %d", tc.path, got, tc.calls)
+		}
+	}
+}

@@ -59,16 +59,24 @@ func NewGenerations(maxKeys int, onForget func(keyHash string)) *Generations {
 	return g
 }
 
-// Of returns the generation of the resource a request reads.
+// maxParts bounds the parts (restclient.PartOf) a key's generations
+// number one by one; past it they are folded into their resources'.
+const maxParts = 256
+
+// Of returns the generation of what a request reads: its resource's, and
+// its part's (the list, or one record), summed. Both only grow, and a
+// fold (see Invalidate) raises the resource's past every part's, so a
+// path never reads a number it had before a write.
 func (g *Generations) Of(key callerkey.Key, path string) uint64 {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	m, _ := g.keys.lru().Peek(key.ID())
-	return m[restclient.ResourceOf(path)]
+	return m[restclient.ResourceOf(path)] + m[restclient.PartOf(path)]
 }
 
-// Invalidate starts a new generation of key's resource after
-// that key wrote to it.
+// Invalidate starts a new generation of key's resource after that key
+// wrote to it; res may be a part (restclient.PartOf: "chats/" the list,
+// "chats/<id>" one chat), whose reads alone then start a new one.
 func (g *Generations) Invalidate(key callerkey.Key, res restclient.Resource) {
 	kh := key.ID()
 	g.mu.Lock()
@@ -78,7 +86,25 @@ func (g *Generations) Invalidate(key callerkey.Key, res restclient.Resource) {
 		m = map[restclient.Resource]uint64{}
 	}
 	m[res]++
+	if len(m) > maxParts {
+		foldParts(m)
+	}
 	g.keys.lru().Add(kh, m)
+}
+
+// foldParts forgets m's parts, raising each resource's generation past
+// what any of its parts added to it.
+func foldParts(m map[restclient.Resource]uint64) {
+	var most uint64
+	for r, n := range m {
+		if r != restclient.ResourceOf(string(r)) {
+			most = max(most, n)
+			delete(m, r)
+		}
+	}
+	for _, r := range []restclient.Resource{restclient.Categories, restclient.Chats, restclient.Imports} {
+		m[r] += most + 1
+	}
 }
 
 // Len returns how many keys have generations.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -176,4 +177,41 @@ func TestCoalescer_PanicIsAnErrorForEveryCaller(t *testing.T) {
 			}
 		}
 	})
+}
+
+// A part's write starts a new generation of that part only; folding the
+// parts past maxParts never gives a path a number it had before.
+func TestGenerations_Parts(t *testing.T) {
+	for path, want := range map[string]restclient.Resource{
+		"chats?page=1": "chats/", "chats": "chats/", "chats/c1": "chats/c1", "chats/c1?page=2": "chats/c1",
+		"chats/c1/messages": "chats/c1", "categories/x": "categories/x", "nothing": "",
+	} {
+		if got := restclient.PartOf(path); got != want {
+			t.Errorf("PartOf(%q) = %q, want %q", path, got, want)
+		}
+	}
+	g := restcache.NewGenerations(10, nil)
+	k := keyOf("k")
+	seen := map[string]map[uint64]bool{}
+	read := func(path string) uint64 {
+		n := g.Of(k, path)
+		if seen[path] == nil {
+			seen[path] = map[uint64]bool{}
+		}
+		return n
+	}
+	list, c1, c2 := read("chats?page=1"), read("chats/c1"), read("chats/c2")
+	g.Invalidate(k, restclient.PartOf("chats/c1"))
+	if read("chats?page=1") != list || read("chats/c2") != c2 || read("chats/c1") == c1 {
+		t.Error("a write to chat c1 changed another part's generation, or not c1's")
+	}
+	for i := range 600 { // past maxParts: the parts are folded
+		before := read("chats/c1")
+		seen["chats/c1"][before] = true
+		g.Invalidate(k, restclient.PartOf("chats/x"+strconv.Itoa(i)))
+		g.Invalidate(k, restclient.PartOf("chats/c1"))
+		if n := read("chats/c1"); seen["chats/c1"][n] {
+			t.Fatalf("after %d writes chat c1 reads generation %d again", i, n)
+		}
+	}
 }
