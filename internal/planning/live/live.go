@@ -11,9 +11,10 @@
 //   - while something is expected (a message sent through the facade; a
 //     chat whose newest message is the user's, written less than
 //     ReplyWindow ago; a reply this poll saw change, which Sure may still
-//     be writing; an import not terminal): after 1 s, then doubling after
-//     each poll that saw no change in the chat (after each poll of an
-//     import: its next step is no nearer for the last), up to a cap: 5 s for a key without
+//     be writing; an import not terminal): after 1 s (2 s for a limited
+//     key), then doubling after each poll that did not see the assistant's
+//     message appear or grow (an import's steps and the user's own
+//     message do not restart it), up to a cap: 5 s for a key without
 //     limit (self-hosted), and for a limited key the interval at which
 //     polls would spend a quarter of its hourly limit in an hour (144 s
 //     for a 100/h key);

@@ -84,7 +84,7 @@ func (l *loop) run() {
 			// (Before the first poll, that poll is due now anyway.)
 			if l.polled() {
 				l.unchanged, l.nudged = 0, true
-				timer.Reset(FastStep)
+				timer.Reset(firstStep(l.rl))
 			}
 			continue
 		case <-l.stop:
@@ -163,13 +163,14 @@ func (l *loop) pollOnce(ctx context.Context) (time.Duration, bool) {
 		return 0, false
 	}
 	switch {
-	case changed && st.Chat != nil:
+	case changed && replied(st):
 		// A reply appeared or grew: Sure may still be writing it.
 		l.unchanged = 0
 	case changed:
-		// An import moved on: its next step is no nearer for it, the
+		// The user's own message showed, or an import moved on: the
+		// reply, or the import's next step, is no nearer for it; the
 		// backoff goes on (a 100/h key would spend a call a second
-		// again at each of its steps).
+		// again at each step).
 	default:
 		l.unchanged++
 	}
@@ -278,12 +279,28 @@ func reserve(rl *restclient.RateLimit, now time.Time) (time.Duration, bool) {
 	return wait, true
 }
 
+// replied reports whether st is a chat whose newest message is the
+// assistant's.
+func replied(st State) bool {
+	return st.Chat != nil && len(st.Chat.Messages) > 0 && st.Chat.Messages[len(st.Chat.Messages)-1].Role == "assistant"
+}
+
+// firstStep is the first wait while something is expected: FastStep for
+// a key without limit, twice that for a limited one (or one not read
+// yet), whose calls are counted: a reply takes Sure seconds anyway.
+func firstStep(rl *restclient.RateLimit) time.Duration {
+	if rl != nil && rl.Unlimited {
+		return FastStep
+	}
+	return 2 * FastStep
+}
+
 // schedule returns the wait before the next poll (package comment):
 // unchanged is the number of polls since the last change.
 func schedule(expecting bool, unchanged int, rl *restclient.RateLimit) time.Duration {
 	switch {
 	case expecting:
-		return min(FastStep<<min(unchanged, 10), fastCap(rl))
+		return min(firstStep(rl)<<min(unchanged, 10), fastCap(rl))
 	case rl != nil && rl.Unlimited:
 		return UnlimitedQuiet
 	}
