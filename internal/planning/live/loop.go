@@ -263,13 +263,15 @@ func sameState(a, b State) bool {
 }
 
 // reserve reports whether a limited key must keep its remaining calls
-// (a quarter of its limit, the budget of one page view) and for how long:
-// until its window resets.
+// for page views, and for how long: until its window resets. It keeps a
+// quarter of its limit (the budget of one operation) at the start of its
+// window, less as the reset nears (fewer page views are still to come),
+// never under a tenth.
 func reserve(rl *restclient.RateLimit, now time.Time) (time.Duration, bool) {
 	if rl == nil || rl.Unlimited || rl.Limit <= 0 || rl.Remaining < 0 {
 		return 0, false
 	}
-	if rl.Remaining > rl.Limit/4 {
+	if rl.Remaining > reserved(rl, now) {
 		return 0, false
 	}
 	wait := LimitedQuiet
@@ -294,6 +296,19 @@ func firstStep(rl *restclient.RateLimit) time.Duration {
 	}
 	return 2 * FastStep
 }
+
+// reserved is how many calls a limited key keeps at now (see reserve).
+func reserved(rl *restclient.RateLimit, now time.Time) int {
+	keep := float64(rl.Limit) / 4
+	if left := rl.ResetAt.Sub(now); !rl.ResetAt.IsZero() && left < rateWindow {
+		keep *= max(float64(left)/float64(rateWindow), 0)
+	}
+	return max(int(keep), rl.Limit/10)
+}
+
+// rateWindow is a key's rate-limit window: Sure's cloud counts calls per
+// clock hour.
+const rateWindow = time.Hour
 
 // schedule returns the wait before the next poll (package comment):
 // unchanged is the number of polls since the last change.

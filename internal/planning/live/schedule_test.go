@@ -36,18 +36,29 @@ func TestSchedule(t *testing.T) {
 	}
 }
 
-// A limited key keeps a quarter of its limit for page views: at or under
+// A limited key keeps calls for page views: a quarter of its limit as its
+// window begins, less as its reset nears, never under a tenth; at or under
 // it, no poll until the window resets; an unlimited key, or one above it,
 // is polled.
 func TestReserve(t *testing.T) {
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
-	reset := now.Add(20 * time.Minute)
-	if _, keep := reserve(&restclient.RateLimit{Limit: 100, Remaining: 26, ResetAt: reset}, now); keep {
-		t.Error("26 of 100 left: kept, want a poll")
-	}
-	wait, keep := reserve(&restclient.RateLimit{Limit: 100, Remaining: 25, ResetAt: reset}, now)
-	if !keep || wait != 20*time.Minute {
-		t.Errorf("25 of 100 left: %v %v, want no poll for the 20 minutes to the reset", wait, keep)
+	for _, tc := range []struct {
+		name      string
+		remaining int
+		resetIn   time.Duration
+		keep      bool
+	}{
+		{"26 of 100 left, the hour just begun", 26, time.Hour, false},
+		{"25 of 100 left, the hour just begun: a quarter kept", 25, time.Hour, true},
+		{"13 of 100 left, half the hour to go", 13, 30 * time.Minute, false},
+		{"12 of 100 left, half the hour to go: an eighth kept", 12, 30 * time.Minute, true},
+		{"11 of 100 left, 6 minutes to go", 11, 6 * time.Minute, false},
+		{"10 of 100 left, 6 minutes to go: never under a tenth", 10, 6 * time.Minute, true},
+	} {
+		wait, keep := reserve(&restclient.RateLimit{Limit: 100, Remaining: tc.remaining, ResetAt: now.Add(tc.resetIn)}, now)
+		if keep != tc.keep || (keep && wait != tc.resetIn) {
+			t.Errorf("%s: kept %v for %v, want %v (until the reset)", tc.name, keep, wait, tc.keep)
+		}
 	}
 	if _, keep := reserve(&restclient.RateLimit{Unlimited: true, Limit: -1, Remaining: -1}, now); keep {
 		t.Error("unlimited: kept, want a poll")
