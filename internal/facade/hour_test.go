@@ -38,7 +38,7 @@ const (
 	hourVisits        = 10
 	hourViewsPerVisit = 20
 	hourVisitEvery    = 6 * time.Minute
-	hourViewEvery     = 2 * time.Second
+	hourViewEvery     = 1500 * time.Millisecond
 	hourImportStep    = 90 * time.Second // pending, then importing, then complete
 	hourReplyDelay    = 8 * time.Second
 	hourKeyPerHour    = 100
@@ -218,12 +218,12 @@ func (r *hourRun) visit(v int) {
 	for i := range hourViewsPerVisit {
 		r.waitUntil(base.Add(time.Duration(i) * hourViewEvery))
 		if i == 6 {
-			r.write(v) // then back to the chats list, this view
+			r.write(v) // then back to the screen, this view
 		}
-		switch i % 5 {
+		switch i % 4 { // five views of each screen a visit
 		case 0:
 			r.viewTree()
-		case 1, 3:
+		case 1:
 			r.viewChats()
 		case 2:
 			// The visit's conversation. A subscribing client shows a chat
@@ -233,7 +233,7 @@ func (r *hourRun) visit(v int) {
 			} else {
 				r.fig.views++
 			}
-		case 4:
+		case 3:
 			r.viewImport()
 		}
 		if i == 10 && v%2 == 1 && reply == nil {
