@@ -545,7 +545,8 @@ func TestSubscriptions_KeepTheKeysReserve(t *testing.T) {
 			}
 		}
 		t.Logf("%d calls in the hour", calls)
-		// The reserve shrinks as the reset nears, to a tenth of the limit.
+		// The reserve shrinks as the reset nears, to a twentieth of the
+		// limit, at least one call.
 		if calls > 12-1 || refused > 0 {
 			t.Errorf("%d calls in the hour (%d refused), want at most 11 (the limit less the reserve's floor) and none refused", calls, refused)
 		}

@@ -266,7 +266,8 @@ func sameState(a, b State) bool {
 // for page views, and for how long: until its window resets. It keeps a
 // quarter of its limit (the budget of one operation) at the start of its
 // window, less as the reset nears (fewer page views are still to come),
-// never under a tenth.
+// never under a twentieth, nor under one call (5 calls of 100: a couple
+// of page views, and what the facade holds answers stale past that).
 func reserve(rl *restclient.RateLimit, now time.Time) (time.Duration, bool) {
 	if rl == nil || rl.Unlimited || rl.Limit <= 0 || rl.Remaining < 0 {
 		return 0, false
@@ -303,7 +304,7 @@ func reserved(rl *restclient.RateLimit, now time.Time) int {
 	if left := rl.ResetAt.Sub(now); !rl.ResetAt.IsZero() && left < rateWindow {
 		keep *= max(float64(left)/float64(rateWindow), 0)
 	}
-	return max(int(keep), rl.Limit/10)
+	return max(int(keep), rl.Limit/20, 1)
 }
 
 // rateWindow is a key's rate-limit window: Sure's cloud counts calls per

@@ -37,7 +37,7 @@ func TestSchedule(t *testing.T) {
 }
 
 // A limited key keeps calls for page views: a quarter of its limit as its
-// window begins, less as its reset nears, never under a tenth; at or under
+// window begins, less as its reset nears, never under a twentieth; at or under
 // it, no poll until the window resets; an unlimited key, or one above it,
 // is polled.
 func TestReserve(t *testing.T) {
@@ -52,8 +52,8 @@ func TestReserve(t *testing.T) {
 		{"25 of 100 left, the hour just begun: a quarter kept", 25, time.Hour, true},
 		{"13 of 100 left, half the hour to go", 13, 30 * time.Minute, false},
 		{"12 of 100 left, half the hour to go: an eighth kept", 12, 30 * time.Minute, true},
-		{"11 of 100 left, 6 minutes to go", 11, 6 * time.Minute, false},
-		{"10 of 100 left, 6 minutes to go: never under a tenth", 10, 6 * time.Minute, true},
+		{"6 of 100 left, 6 minutes to go", 6, 6 * time.Minute, false},
+		{"5 of 100 left, 6 minutes to go: never under a twentieth", 5, 6 * time.Minute, true},
 	} {
 		wait, keep := reserve(&restclient.RateLimit{Limit: 100, Remaining: tc.remaining, ResetAt: now.Add(tc.resetIn)}, now)
 		if keep != tc.keep || (keep && wait != tc.resetIn) {
