@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"os"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -20,19 +20,24 @@ import (
 
 // The frontend hour: one hour of a busy user of a chat and budgeting app,
 // replayed in a synctest bubble (fake time) against the fake Sure on a
-// cloud key of 100 requests an hour. Ten visits, six minutes apart, of
-// twenty page views each (the category tree, the chats list, a chat, an
-// import screen), ten writes, five messages whose replies a chat screen
-// waits for, and two changes made by another client of the same family at
-// known minutes. What a user would notice is checked as it happens: no
+// cloud key of 100 requests an hour, one clock-hour window. Ten visits,
+// six minutes apart, of twenty page views 1.5 s apart (five each of the
+// category tree, the chats list, a chat and an import screen that follows
+// an import uploaded just before the hour), ten writes (chats created,
+// renamed and deleted, categories created), five messages whose replies the
+// chat screen waits for, and two changes made by another client of the same
+// user at known minutes (a chat renamed at minute 20, a category created at
+// minute 40). What a user would notice is checked as it happens: no
 // RATE_LIMITED, every own write shown by the next view, every out-of-band
 // change shown once its resource's freshness has passed, every reply
-// delivered.
+// delivered, the import followed to its end.
 //
 // Three ways of running it: the facade's defaults with a client that
-// subscribes (chatMessageAdded, importUpdated); the same client with the
-// answer cache off (-cache-ttl 0); and a client that polls the facade
-// every 2 s instead of subscribing.
+// subscribes (chatMessageAdded, importUpdated), held to those bounds; the
+// same client with the answer cache off (-cache-ttl 0); and a client that
+// polls the facade at every view tick instead of subscribing. The last two
+// report their figures (BENCHMARKS.md, "The frontend hour"). HOUR_TRACE=1
+// logs every upstream call with its time.
 
 const (
 	hourVisits        = 10
@@ -55,6 +60,7 @@ type hourMode struct {
 type hourFigures struct {
 	calls, rateLimited, views, writes, replies int
 	stale                                      int
+	noticed                                    int // what a user noticed going wrong (modes other than the defaults)
 	callsByPath                                map[string]int
 }
 
@@ -68,9 +74,6 @@ type hourRun struct {
 	fig  hourFigures
 
 	start time.Time
-	// chats the user knows, by id, with the title it last set or saw set.
-	chatTitles map[string]string
-	chatOrder  []string
 	// the conversations the user had before the hour, which its chat
 	// screens show and its messages go to.
 	ownChats []string
@@ -96,15 +99,19 @@ type outOfBandChange struct {
 	view      string
 }
 
+// hourModes are the ways the hour is replayed; the first, the facade's
+// defaults with a subscribing client, is the one held to the issue's
+// bounds.
+var hourModes = []hourMode{{name: "defaults, subscribing"}, {name: "cache off", cacheOff: true}, {name: "polling client", polls: true}}
+
 func TestFrontendHour(t *testing.T) {
-	modes := []hourMode{{name: "defaults, subscribing"}, {name: "cache off", cacheOff: true}, {name: "polling client", polls: true}}
-	for _, m := range modes {
+	for _, m := range hourModes {
 		t.Run(m.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				fig := runHour(t, m)
-				t.Logf("%s: %d upstream calls (%v), %d RATE_LIMITED, %d stale answers; %d views, %d writes, %d replies delivered",
-					m.name, fig.calls, fig.callsByPath, fig.rateLimited, fig.stale, fig.views, fig.writes, fig.replies)
-				if m.name != modes[0].name {
+				t.Logf("%s: %d upstream calls (%v), %d RATE_LIMITED, %d stale answers; %d views, %d writes, %d replies delivered; %d things a user noticed",
+					m.name, fig.calls, fig.callsByPath, fig.rateLimited, fig.stale, fig.views, fig.writes, fig.replies, fig.noticed)
+				if m != hourModes[0] {
 					return // figures for the note
 				}
 				if fig.rateLimited != 0 {
@@ -127,7 +134,7 @@ func runHour(t *testing.T, m hourMode) hourFigures {
 	client, err := restclient.New("http://sure.test", restclient.WithHTTPClient(&http.Client{
 		Transport: facade.HandlerTransport{Handler: http.HandlerFunc(func(w http.ResponseWriter, q *http.Request) {
 			if os.Getenv("HOUR_TRACE") != "" && q.Header.Get("X-Api-Key") == restclienttest.DemoKey {
-				fmt.Printf("TRACE %s %s %s?%s\n", time.Now().Format("15:04:05"), q.Method, q.URL.Path, q.URL.RawQuery)
+				t.Logf("upstream %s %s %s?%s", time.Now().Format("15:04:05"), q.Method, q.URL.Path, q.URL.RawQuery)
 			}
 			up.ServeHTTP(w, q)
 		})},
@@ -150,7 +157,7 @@ func runHour(t *testing.T, m hourMode) hourFigures {
 	}()
 	r := &hourRun{
 		t: t, mode: m, up: up, h: h, sse: &http.Client{Transport: tr},
-		chatTitles: map[string]string{}, mustShowChat: map[string]string{},
+		mustShowChat:    map[string]string{},
 		mustNotShowChat: map[string]bool{}, mustShowCategory: map[string]bool{},
 		fig: hourFigures{callsByPath: map[string]int{}},
 	}
@@ -251,13 +258,6 @@ func (r *hourRun) visit(v int) {
 // conversation is one of the user's conversations.
 func (r *hourRun) conversation(n int) string { return r.ownChats[n%len(r.ownChats)] }
 
-func (r *hourRun) someChat(n int) string {
-	if len(r.chatOrder) == 0 {
-		r.viewChats()
-	}
-	return r.chatOrder[n%len(r.chatOrder)]
-}
-
 // post runs one operation as the user and returns its data, counting the
 // fields refused RATE_LIMITED and the answers served stale. A refused
 // view shows nothing: the checks of what it shows skip it (the refusal
@@ -292,12 +292,26 @@ func (r *hourRun) try(query string, vars map[string]any) (data json.RawMessage, 
 			refused = true
 			continue
 		}
-		r.t.Errorf("at minute %.1f, %s: unexpected error %s %v", r.minute(), firstLine(query), e.Message, e.Extensions)
+		r.fail("at minute %.1f, %s: unexpected error %s %v", r.minute(), firstLine(query), e.Message, e.Extensions)
 	}
 	if len(resp.Extensions.Upstream.Stale) > 0 && string(resp.Extensions.Upstream.Stale) != "null" {
 		r.fig.stale++
 	}
 	return resp.Data, refused || len(resp.Errors) > 0
+}
+
+// fail reports what the user would notice: an error of the test with the
+// defaults; with the other modes, a figure of the note (what that mode
+// costs the user), the first few of them logged.
+func (r *hourRun) fail(format string, args ...any) {
+	r.t.Helper()
+	if r.mode == hourModes[0] {
+		r.t.Errorf(format, args...)
+		return
+	}
+	if r.fig.noticed++; r.fig.noticed <= 3 {
+		r.t.Logf("noticed: "+format, args...)
+	}
 }
 
 func (r *hourRun) minute() float64 { return time.Since(r.start).Minutes() }
@@ -320,7 +334,7 @@ func (r *hourRun) viewTree() {
 	}
 	for name := range r.mustShowCategory {
 		if !strings.Contains(string(data), `"name":"`+name+`"`) {
-			r.t.Errorf("at minute %.1f the tree does not show the category %q the user created", r.minute(), name)
+			r.fail("at minute %.1f the tree does not show the category %q the user created", r.minute(), name)
 		}
 	}
 	r.checkOutOfBand("tree", data)
@@ -348,19 +362,17 @@ func (r *hourRun) viewChats() {
 		return // refused: nothing shown, nothing learnt
 	}
 	shown := map[string]string{}
-	r.chatOrder = r.chatOrder[:0]
 	for _, e := range got.Chats.Edges {
 		shown[e.Node.ID] = e.Node.Title
-		r.chatOrder = append(r.chatOrder, e.Node.ID)
 	}
 	for id, title := range r.mustShowChat {
 		if shown[id] != title {
-			r.t.Errorf("at minute %.1f the chats list shows chat %s as %q, want the user's own %q", r.minute(), id, shown[id], title)
+			r.fail("at minute %.1f the chats list shows chat %s as %q, want the user's own %q", r.minute(), id, shown[id], title)
 		}
 	}
 	for id := range r.mustNotShowChat {
 		if _, ok := shown[id]; ok {
-			r.t.Errorf("at minute %.1f the chats list still shows chat %s the user deleted", r.minute(), id)
+			r.fail("at minute %.1f the chats list still shows chat %s the user deleted", r.minute(), id)
 		}
 	}
 	r.checkOutOfBand("chats", data)
@@ -375,7 +387,7 @@ func (r *hourRun) viewChat(id string) {
 		return
 	}
 	if title, ok := r.mustShowChat[id]; ok && !strings.Contains(string(data), `"title":`+jsonString(title)) {
-		r.t.Errorf("at minute %.1f chat %s does not show the user's own title %q: %s", r.minute(), id, title, data)
+		r.fail("at minute %.1f chat %s does not show the user's own title %q: %s", r.minute(), id, title, data)
 	}
 }
 
@@ -424,7 +436,7 @@ func (r *hourRun) checkImport() {
 		r.t.Error("the import subscription never ended")
 	}
 	if len(statuses) == 0 || statuses[len(statuses)-1] != "complete" {
-		r.t.Errorf("importUpdated pushed %v, want the import's statuses up to complete, then the end", statuses)
+		r.fail("importUpdated pushed %v, want the import's statuses up to complete, then the end", statuses)
 	}
 }
 
@@ -505,7 +517,7 @@ func (r *hourRun) pollForReply(p *pendingReply) {
 func (r *hourRun) finishReply(p *pendingReply) {
 	if r.mode.polls {
 		if !p.done {
-			r.t.Errorf("the polling client never saw the reply in chat %s", p.chatID)
+			r.fail("the polling client never saw the reply in chat %s", p.chatID)
 		}
 		return
 	}
@@ -531,10 +543,10 @@ func (r *hourRun) finishReply(p *pendingReply) {
 			return
 		}
 		if ev.data["errors"] != nil {
-			r.t.Errorf("chatMessageAdded(%s) sent an error: %v", p.chatID, ev.data["errors"])
+			r.fail("chatMessageAdded(%s) sent an error: %v", p.chatID, ev.data["errors"])
 		}
 	}
-	r.t.Errorf("the subscriber of chat %s never received the assistant's reply", p.chatID)
+	r.fail("the subscriber of chat %s never received the assistant's reply", p.chatID)
 }
 
 // subscribe starts a graphql-sse subscription as the user, over an
@@ -588,7 +600,7 @@ func (r *hourRun) upstreamAs(key, method, path, body string) []byte {
 func (r *hourRun) checkOutOfBand(view string, body []byte) {
 	for _, c := range r.outOfBand {
 		if c.view == view && !time.Now().Before(c.visibleBy) && !c.shownBy(view, body) {
-			r.t.Errorf("at minute %.1f the %s view does not show the %s %s ago", r.minute(), view, c.what,
+			r.fail("at minute %.1f the %s view does not show the %s %s ago", r.minute(), view, c.what,
 				time.Since(c.visibleBy.Add(-freshnessOf(view))).Round(time.Second))
 		}
 	}
