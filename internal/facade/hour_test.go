@@ -60,7 +60,8 @@ type hourMode struct {
 type hourFigures struct {
 	calls, rateLimited, views, writes, replies int
 	stale                                      int
-	noticed                                    int // what a user noticed going wrong (modes other than the defaults)
+	noticed                                    int     // what a user noticed going wrong (modes other than the defaults)
+	firstRefused                               float64 // the minute of the first RATE_LIMITED, 0 for none
 	callsByPath                                map[string]int
 }
 
@@ -109,8 +110,8 @@ func TestFrontendHour(t *testing.T) {
 		t.Run(m.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				fig := runHour(t, m)
-				t.Logf("%s: %d upstream calls (%v), %d RATE_LIMITED, %d stale answers; %d views, %d writes, %d replies delivered; %d things a user noticed",
-					m.name, fig.calls, fig.callsByPath, fig.rateLimited, fig.stale, fig.views, fig.writes, fig.replies, fig.noticed)
+				t.Logf("%s: %d upstream calls (%v), %d RATE_LIMITED (the first at minute %.1f), %d stale answers; %d views, %d writes, %d replies delivered; %d things a user noticed",
+					m.name, fig.calls, fig.callsByPath, fig.rateLimited, fig.firstRefused, fig.stale, fig.views, fig.writes, fig.replies, fig.noticed)
 				if m != hourModes[0] {
 					return // figures for the note
 				}
@@ -288,6 +289,9 @@ func (r *hourRun) try(query string, vars map[string]any) (data json.RawMessage, 
 	}
 	for _, e := range resp.Errors {
 		if e.Extensions["code"] == "RATE_LIMITED" {
+			if r.fig.rateLimited == 0 {
+				r.fig.firstRefused = r.minute()
+			}
 			r.fig.rateLimited++
 			refused = true
 			continue
