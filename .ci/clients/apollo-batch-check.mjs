@@ -56,7 +56,12 @@ const [{ request, response }] = exchanges;
 assert.ok(Array.isArray(request) && request.length === 3, 'the request is an array of 3 operations');
 assert.ok(Array.isArray(response) && response.length === 3, 'the answer is an array of 3 answers');
 assert.deepEqual(request.map((op) => op.operationName), ['Tree', 'One', 'All']);
-assert.deepEqual(response.map((r) => r.extensions.upstream.calls), [1, 0, 0], 'the tree read the family; the others answered from it');
+// The first request read the family a moment ago: the demo server's
+// freshness (on by default) may answer the tree from it (0 calls); either
+// way, the others answer from what the tree read, at no call.
+const calls = response.map((r) => r.extensions.upstream.calls);
+assert.ok(calls[0] <= 1, `the tree cost ${calls[0]} calls, want at most 1`);
+assert.deepEqual(calls.slice(1), [0, 0], 'the others answered from what the tree read');
 
 assert.ok(tree.data.categories.nodes.some((c) => c.name === 'Food & Drink' && c.subcategories.nodes.length > 0));
 assert.equal(one.data.category.name, 'Food & Drink');
@@ -65,4 +70,4 @@ assert.deepEqual(
   tree.data.categories.nodes.find((c) => c.name === 'Food & Drink').subcategories.nodes.map((c) => c.name),
 );
 assert.equal(all.data.categories.nodes.length, all.data.categories.totalCount);
-console.log('Apollo BatchHttpLink: 3 operations in one POST, 1 upstream call, answers in order');
+console.log(`Apollo BatchHttpLink: 3 operations in one POST, ${calls[0]} upstream call(s), answers in order`);
