@@ -54,7 +54,7 @@ func serveInProcess(ctx context.Context, upURL string) (string, func() error, er
 	if err != nil {
 		return "", nil, err
 	}
-	gqlURL, stop, err := restclienttest.ServeLoopback(ctx, facade.New(facade.Config{Upstream: client, Log: slog.New(slog.DiscardHandler)}))
+	gqlURL, stop, err := restclienttest.ServeLoopback(ctx, facade.New(facade.Config{Upstream: client, Log: slog.New(slog.DiscardHandler), CacheTTL: facade.CacheOff}))
 	if err != nil {
 		return "", nil, err
 	}
@@ -85,8 +85,10 @@ func startOursProcess(ctx context.Context, upURL string) (*serverProcess, error)
 	base := "http://127.0.0.1:" + strconv.Itoa(port)
 	p, err := startProcess(ctx, "suregql", bin,
 		// No shutdown delay: no load balancer to leave; it would outlast
-		// processStopTimeout.
-		[]string{"-addr", "127.0.0.1:" + strconv.Itoa(port), "-upstream", upURL, "-log-level", "warn", "-shutdown-delay", "0"},
+		// processStopTimeout. The cache off: freshness (on by default)
+		// would answer every operation but the first, which Tailcall,
+		// over the same upstream, does not do.
+		[]string{"-addr", "127.0.0.1:" + strconv.Itoa(port), "-upstream", upURL, "-log-level", "warn", "-shutdown-delay", "0", "-cache-ttl", "0"},
 		nil, base+"/readyz")
 	if err != nil {
 		_ = os.RemoveAll(dir)
