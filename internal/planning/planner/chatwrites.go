@@ -66,7 +66,11 @@ func (l *Planner) CreateChat(ctx context.Context, req restclient.CreateChatReque
 	sent := time.Now()
 	created, err := l.client.CreateChat(ctx, req)
 	if strings.TrimSpace(req.Message) != "" {
-		l.awaitReply(err)
+		id := ""
+		if err == nil && created != nil {
+			id = created.ID
+		}
+		l.awaitReply(err, id)
 	}
 	return l.afterWrite(ctx, "", created, err, "created", func(ctx context.Context) (Written, error) {
 		page, err := l.client.ListChats(ctx, 1)
@@ -162,7 +166,7 @@ func (l *Planner) SendMessage(ctx context.Context, chatID string, req restclient
 	sent := time.Now()
 	msg, err := l.client.SendMessage(ctx, chatID, req)
 	l.chatsWritten(err, chatID)
-	l.awaitReply(err)
+	l.awaitReply(err, chatID)
 	if err == nil {
 		return SentMessage{Message: msg}, nil
 	}

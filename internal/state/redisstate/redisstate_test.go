@@ -539,3 +539,75 @@ func TestCache_InvalidatePart(t *testing.T) {
 		}
 	}
 }
+
+// Two chats awaiting their replies at once: the reply of one does not end
+// the hold the other's needs (the list of chats, whose message_count and
+// last_message_at the second reply changes, stays unkept), on every
+// replica; the second reply ends it. A hold of a chat not known by its id
+// (a new chat whose answer was lost) ends with any other chat's reply.
+func TestCache_HoldOfTwoChatsAwaitingReplies(t *testing.T) {
+	_, a, b := replicas(t)
+	for impl, c := range map[string]struct {
+		hold   restcache.Holder
+		read   restcache.KeyedFetcher
+		key    callerkey.Key
+		holdAs callerkey.Key
+	}{
+		"memory":              {restcache.NewCache(100, time.Hour), nil, keyOf("key-1"), keyOf("key-1")},
+		"redis, two replicas": {a.Cache(time.Hour, nil), b.Cache(time.Hour, nil), b.Keys().Key("key-1"), a.Keys().Key("key-1")},
+	} {
+		t.Run(impl, func(t *testing.T) {
+			read := c.read
+			if read == nil {
+				read = c.hold.(restcache.KeyedFetcher)
+			}
+			listCalls := func() int64 {
+				t.Helper()
+				var calls int64
+				for range 2 {
+					if _, err := read.FetchAs(t.Context(), c.key, "chats?page=1", func(context.Context) (*restclient.Response, error) {
+						calls++
+						return answer(`{"chats":[]}`), nil
+					}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				return calls
+			}
+			replyCame := func(id string) {
+				t.Helper()
+				body := `{"id":"` + id + `","title":"t","messages":[` +
+					`{"id":"m1","type":"user_message","role":"user","content":"q","created_at":"2026-03-01T12:00:00Z","updated_at":"2026-03-01T12:00:00Z"},` +
+					`{"id":"m2","type":"assistant_message","role":"assistant","content":"a","model":"gpt-4.1","created_at":"2026-03-01T12:00:08Z","updated_at":"2026-03-01T12:00:08Z"}],` +
+					`"pagination":{"page":1,"per_page":20,"total_count":2,"total_pages":1}}`
+				if _, err := read.FetchAs(t.Context(), c.key, "chats/"+id, func(context.Context) (*restclient.Response, error) {
+					return answer(body), nil
+				}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c.hold.Hold(c.holdAs, restclient.PartOf("chats/c1"), time.Minute)
+			c.hold.Hold(c.holdAs, restclient.PartOf("chats/c2"), time.Minute)
+			replyCame("c1")
+			if got := listCalls(); got != 2 {
+				t.Errorf("c1's reply read, c2's awaited: two reads of the list fetched %d times, want 2 (none kept)", got)
+			}
+			replyCame("c2")
+			if got := listCalls(); got != 1 {
+				t.Errorf("both replies read: two reads of the list fetched %d times, want 1", got)
+			}
+			// Two more messages sent: the list is written (forgotten), then held.
+			c.hold.(restcache.Invalidator).Invalidate(c.holdAs, restclient.PartOf("chats"))
+			c.hold.Hold(c.holdAs, restclient.Chats, time.Minute)
+			c.hold.Hold(c.holdAs, restclient.PartOf("chats/c1"), time.Minute)
+			replyCame("c3") // the new chat's
+			if got := listCalls(); got != 2 {
+				t.Errorf("the new chat's reply read, c1's awaited: two reads of the list fetched %d times, want 2", got)
+			}
+			replyCame("c1")
+			if got := listCalls(); got != 1 {
+				t.Errorf("every reply read: two reads of the list fetched %d times, want 1", got)
+			}
+		})
+	}
+}

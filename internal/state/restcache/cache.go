@@ -27,7 +27,7 @@ type Cache struct {
 
 	mu    sync.Mutex
 	byKey map[string]map[string]struct{}           // key hash -> ids cached for it
-	holds byKey[map[restclient.Resource]time.Time] // key hash -> resources not kept until
+	holds byKey[map[restclient.Resource]time.Time] // key hash -> parts (or resources) not kept until
 
 	counts staleCounters
 
@@ -111,7 +111,7 @@ func (c *Cache) FetchAs(ctx context.Context, key callerkey.Key, path string, fet
 		return resp, err
 	}
 	if restclient.ReplyCame(path, resp) {
-		c.release(key, restclient.ResourceOf(path), asked)
+		c.release(key, path, asked)
 	}
 	if restclient.AwaitsReply(path, resp) || c.held(key, path) {
 		return resp, nil // the reply is on its way: never kept
@@ -143,7 +143,10 @@ func (c *Cache) add(id string, h held) {
 	}
 }
 
-// Hold keeps no answer of key's resource for d (Holder).
+// Hold keeps no answer of key's resource for d (Holder). res is the part
+// awaiting a change ("chats/<id>": a chat awaiting its reply), or the
+// resource when which part is not known (a new chat whose answer was
+// lost): the resource is held while any of its parts is.
 func (c *Cache) Hold(key callerkey.Key, res restclient.Resource, d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -152,29 +155,47 @@ func (c *Cache) Hold(key callerkey.Key, res restclient.Resource, d time.Duration
 		m = map[restclient.Resource]time.Time{}
 		c.holds.lru().Add(key.ID(), m)
 	}
-	m[res] = time.Now().Add(d)
+	now := time.Now()
+	for r, until := range m {
+		if !now.Before(until) {
+			delete(m, r) // a key's holds are as many as its chats awaiting a reply
+		}
+	}
+	m[res] = now.Add(d)
 }
 
-// release ends key's hold of res if it began before asked: an answer asked
-// for after the message was sent shows the assistant's reply, so what the
-// hold kept from the cache (the list of chats, its counts) may be kept
-// again. A hold that began later is another message's.
-func (c *Cache) release(key callerkey.Key, res restclient.Resource, asked time.Time) {
+// release ends key's hold of the chat read at path if it began before
+// asked: an answer asked for after the message was sent shows the
+// assistant's reply, so what the hold kept from the cache (the list of
+// chats, its counts) may be kept again, unless another chat still awaits
+// its reply. A chat with no hold of its own ends the hold of a chat not
+// known by its id. A hold that began later is another message's.
+func (c *Cache) release(key callerkey.Key, path string, asked time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	m, _ := c.holds.lru().Peek(key.ID())
-	if until, ok := m[res]; ok && until.Add(-ReplyWait).Before(asked) {
-		delete(m, res)
+	part := restclient.PartOf(path)
+	if _, ok := m[part]; !ok {
+		part = restclient.ResourceOf(path)
+	}
+	if until, ok := m[part]; ok && until.Add(-ReplyWait).Before(asked) {
+		delete(m, part)
 	}
 }
 
-// held reports whether answers of path's resource are not kept for key.
+// held reports whether answers of path's resource are not kept for key:
+// a hold of the resource or of any of its parts is on.
 func (c *Cache) held(key callerkey.Key, path string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	m, _ := c.holds.lru().Peek(key.ID())
-	until, ok := m[restclient.ResourceOf(path)]
-	return ok && time.Now().Before(until)
+	res, now := restclient.ResourceOf(path), time.Now()
+	for r, until := range m {
+		if restclient.ResourceOf(string(r)) == res && now.Before(until) {
+			return true
+		}
+	}
+	return false
 }
 
 // Invalidate forgets key's cached answers of a resource after
