@@ -165,8 +165,10 @@ type SentMessage struct {
 func (l *Planner) SendMessage(ctx context.Context, chatID string, req restclient.SendMessageRequest) (SentMessage, error) {
 	sent := time.Now()
 	msg, err := l.client.SendMessage(ctx, chatID, req)
-	l.chatsWritten(err, chatID)
+	// The hold first: a read of the key's chats made between the two,
+	// after the write forgot them, would keep an answer without the reply.
 	l.awaitReply(err, chatID)
+	l.chatsWritten(err, chatID)
 	if err == nil {
 		return SentMessage{Message: msg}, nil
 	}
