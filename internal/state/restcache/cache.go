@@ -118,7 +118,9 @@ func (c *Cache) FetchAs(ctx context.Context, key callerkey.Key, path string, fet
 	}
 	// The LRU calls unindex (which locks c.mu) when Add evicts: add first,
 	// index after, never holding c.mu around the LRU.
-	c.add(id, held{resp: resp, at: c.fresh.now()})
+	if !c.add(id, held{resp: resp, at: c.fresh.now()}) {
+		return resp, nil
+	}
 	kh := keyOfID(id)
 	c.mu.Lock()
 	ids := c.byKey[kh]
@@ -131,16 +133,23 @@ func (c *Cache) FetchAs(ctx context.Context, key callerkey.Key, path string, fet
 	return resp, nil
 }
 
-// add holds h as id, within maxBytes.
-func (c *Cache) add(id string, h held) {
+// add holds h as id, within maxBytes; an answer costing more than
+// maxBytes alone is not held (it would push every other out and still
+// pass the bound), and reports false.
+func (c *Cache) add(id string, h held) bool {
 	c.addMu.Lock()
 	defer c.addMu.Unlock()
 	c.lru.Remove(id) // its cost goes with it (unindex)
-	c.bytes.Add(answerCost(id, h.resp))
+	cost := answerCost(id, h.resp)
+	if c.maxBytes > 0 && cost > c.maxBytes {
+		return false
+	}
+	c.bytes.Add(cost)
 	c.lru.Add(id, h)
 	for c.maxBytes > 0 && c.bytes.Load() > c.maxBytes && c.lru.Len() > 1 {
 		c.lru.RemoveOldest()
 	}
+	return true
 }
 
 // Hold keeps no answer of key's resource for d (Holder). res is the part
