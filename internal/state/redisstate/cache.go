@@ -333,18 +333,38 @@ func (c *Cache) generationsKeep() time.Duration {
 	return 2*keep + time.Minute
 }
 
+// maxPartFields bounds the part fields (restclient.PartOf: "chats/<id>")
+// a key's generations hold; past it they are folded (bumpScript).
+const maxPartFields = 256
+
+// bumpScript sets field ARGV[1] of a key's generations (KEYS[1]) to the
+// new generation ARGV[2] and keeps them ARGV[3] milliseconds. When that
+// leaves more than ARGV[4] fields, every part's field ("res/id") goes and
+// its resource's gets the new generation: an answer sealed with a part's
+// generation no longer opens, nor one sealed before any write to the
+// part (its resource's generation moved), so no write is forgotten.
+var bumpScript = redis.NewScript(`
+redis.call('hset', KEYS[1], ARGV[1], ARGV[2])
+if redis.call('hlen', KEYS[1]) > tonumber(ARGV[4]) then
+  for _, f in ipairs(redis.call('hkeys', KEYS[1])) do
+    local slash = string.find(f, '/', 1, true)
+    if slash and string.sub(f, 1, 5) ~= 'hold:' then
+      redis.call('hdel', KEYS[1], f)
+      redis.call('hset', KEYS[1], string.sub(f, 1, slash - 1), ARGV[2])
+    end
+  end
+end
+redis.call('pexpire', KEYS[1], ARGV[3])
+return 1
+`)
+
 func (c *Cache) bump(key callerkey.Key, field string) {
 	var b [8]byte
 	_, _ = rand.Read(b[:]) // never fails (crypto/rand panics instead)
 	gen := hex.EncodeToString(b[:])
-	name := generationsKey(key)
 	err := c.s.do(func(ctx context.Context) error {
-		_, err := c.s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			p.HSet(ctx, name, field, gen)
-			p.Expire(ctx, name, c.generationsKeep())
-			return nil
-		})
-		return err
+		return bumpScript.Run(ctx, c.s.rdb, []string{generationsKey(key)}, field, gen,
+			c.generationsKeep().Milliseconds(), maxPartFields).Err()
 	})
 	if err != nil {
 		c.s.lostWrite.Store(true)

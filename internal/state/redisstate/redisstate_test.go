@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/suregql/suregql/internal/limits/querylimit"
 	"github.com/suregql/suregql/internal/state/callerkey"
@@ -609,5 +612,43 @@ func TestCache_HoldOfTwoChatsAwaitingReplies(t *testing.T) {
 				t.Errorf("every reply read: two reads of the list fetched %d times, want 1", got)
 			}
 		})
+	}
+}
+
+// A key that writes to chat after chat keeps one generation field per
+// chat in Redis only up to a bound: past it the parts are folded into
+// their resource's generation, and no answer read before a write opens
+// after it, the fold's or not.
+func TestCache_PartGenerationsBounded(t *testing.T) {
+	srv, a, b := replicas(t)
+	writer, reader := a.Cache(time.Hour, nil), b.Cache(time.Hour, nil)
+	key := b.Keys().Key("key-1")
+	var calls atomic.Int64
+	get := func(path string) {
+		t.Helper()
+		if _, err := reader.FetchAs(t.Context(), key, path, func(context.Context) (*restclient.Response, error) {
+			calls.Add(1)
+			return answer(`{"chats":[]}`), nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	get("chats/c0?page=1")
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	t.Cleanup(func() { _ = rdb.Close() })
+	for i := range 2_000 {
+		writer.Invalidate(a.Keys().Key("key-1"), restclient.PartOf("chats/c"+strconv.Itoa(i)))
+	}
+	n, err := rdb.HLen(t.Context(), "suregql:gen:"+key.ID()).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n > 300 {
+		t.Errorf("after writes to 2000 chats the key's generations hold %d fields, want at most about 256", n)
+	}
+	calls.Store(0)
+	get("chats/c0?page=1")
+	if calls.Load() != 1 {
+		t.Error("chat c0's answer read before its write was served after it")
 	}
 }
