@@ -119,7 +119,19 @@ func (l *Planner) afterWrite(ctx context.Context, id string, chat *restclient.Ch
 			return w, w.Chat != nil || w.Listed != nil, err
 		})
 	found.ConfirmedByRead = confirmed
+	if unsettled(err) {
+		l.chatsWritten(nil, id) // the check's answer is no proof: the write may land yet
+	}
 	return found, err
+}
+
+// unsettled reports whether err leaves a write's outcome unknown
+// (*OutcomeUnknownError): what its check read is no proof either way (the
+// write may land after it), so what the check read must not be kept as
+// the key's view: the caller forgets it again.
+func unsettled(err error) bool {
+	var unknown *OutcomeUnknownError
+	return errors.As(err, &unknown)
 }
 
 // settle decides what a write that failed with err means for the caller.
@@ -185,6 +197,9 @@ func (l *Planner) SendMessage(ctx context.Context, chatID string, req restclient
 			}
 			return nil, false, nil
 		})
+	if unsettled(err) {
+		l.chatsWritten(nil, chatID)
+	}
 	if err != nil {
 		return SentMessage{}, notFound(err, "chat", chatID)
 	}
@@ -211,6 +226,9 @@ func (l *Planner) DeleteChat(ctx context.Context, id string) (confirmedByRead bo
 			}
 			return struct{}{}, false, err
 		})
+	if unsettled(err) {
+		l.chatsWritten(nil, id)
+	}
 	if err != nil {
 		return false, notFound(err, "chat", id)
 	}
