@@ -2,7 +2,6 @@ package restcache
 
 import (
 	"context"
-	"hash/fnv"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -31,13 +30,6 @@ type Cache struct {
 	holds byKey[map[restclient.Resource]time.Time] // key hash -> parts (or resources) not kept until
 
 	counts staleCounters
-
-	// forgotten counts, per slot of key hashes (forgottenSlot), the keys
-	// whose generations were forgotten (Forget, or pushed out by other
-	// keys'): their generations restart at 0 and may come back to a
-	// number a GET in flight meanwhile was read under, so such a GET's
-	// answer is not kept.
-	forgotten [forgottenSlots]atomic.Uint64
 
 	// maxBytes bounds the memory the held answers take, as answerCost
 	// estimates it (0: no bound but the count); bytes is their sum.
@@ -101,8 +93,7 @@ func (c *Cache) Generations() *Generations { return c.gens }
 // stands in for one when the upstream cannot answer within its Freshness'
 // StaleMax (Response.Stale says so).
 func (c *Cache) FetchAs(ctx context.Context, key callerkey.Key, path string, fetch func(context.Context) (*restclient.Response, error)) (*restclient.Response, error) {
-	slot := forgottenSlot(key.ID())
-	forgotten := c.forgotten[slot].Load() // before the generation is read
+	forgotten := c.gens.Forgotten(key) // before the generation is read
 	id := requestID(key, path) + " #" + strconv.FormatUint(c.gens.Of(key, path), 10)
 	var l Lookup
 	if h, ok := c.lru.Get(id); ok {
@@ -128,7 +119,7 @@ func (c *Cache) FetchAs(ctx context.Context, key callerkey.Key, path string, fet
 	}
 	// The LRU calls unindex (which locks c.mu) when Add evicts: add first,
 	// index after, never holding c.mu around the LRU.
-	if c.forgotten[slot].Load() != forgotten || !c.add(id, held{resp: resp, at: c.fresh.now()}) {
+	if c.gens.Forgotten(key) != forgotten || !c.add(id, held{resp: resp, at: c.fresh.now()}) {
 		return resp, nil
 	}
 	kh := keyOfID(id)
@@ -140,20 +131,10 @@ func (c *Cache) FetchAs(ctx context.Context, key callerkey.Key, path string, fet
 	}
 	ids[id] = struct{}{}
 	c.mu.Unlock()
-	if c.forgotten[slot].Load() != forgotten {
+	if c.gens.Forgotten(key) != forgotten {
 		c.lru.Remove(id) // forgotten while it was added
 	}
 	return resp, nil
-}
-
-// forgottenSlots is the number of slots Cache.forgotten counts keys in:
-// keys sharing a slot only keep fewer answers while one is forgotten.
-const forgottenSlots = 1024
-
-func forgottenSlot(keyHash string) int {
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(keyHash))
-	return int(h.Sum32() % forgottenSlots)
 }
 
 // add holds h as id, within maxBytes; an answer costing more than
@@ -239,14 +220,13 @@ func (c *Cache) Invalidate(key callerkey.Key, res restclient.Resource) { c.gens.
 // upstream said the key is not (or no longer) valid.
 func (c *Cache) Forget(key callerkey.Key) {
 	kh := key.ID()
-	c.gens.forget(kh) // first: dropKeyHash counts it forgotten after
+	c.gens.forget(kh) // counts it forgotten, and drops its answers
 	c.dropKeyHash(kh)
 }
 
 // dropKeyHash drops the answers of the key of hash kh, whose generations
-// are forgotten (gone already: it is the generations' eviction callback).
+// are forgotten (the generations' eviction callback).
 func (c *Cache) dropKeyHash(kh string) {
-	c.forgotten[forgottenSlot(kh)].Add(1)
 	c.mu.Lock()
 	ids := c.byKey[kh]
 	delete(c.byKey, kh)

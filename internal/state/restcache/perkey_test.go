@@ -249,3 +249,37 @@ func TestCache_EvictedKeyRevivesNoAnswerReadBeforeItsWrite(t *testing.T) {
 		t.Errorf("after its write the key read %s, an answer read before it", got)
 	}
 }
+
+// Nor does such a key's read join that GET still in flight.
+func TestCoalescer_EvictedKeyJoinsNoGETSentBeforeItsWrite(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		gens := restcache.NewGenerations(restcache.DefaultMaxKeys, nil)
+		c := &restcache.Coalescer{Generations: gens}
+		key := keyOf("k")
+		gens.Invalidate(key, restclient.Chats) // a first write
+		release := make(chan struct{})
+		before := fetchAsync(t.Context(), through(c), reqKey{APIKey: "k", Path: "chats?page=1"}, func(context.Context) (*restclient.Response, error) {
+			<-release
+			return response(`{"chats":["before"]}`), nil
+		})
+		synctest.Wait()                           // the GET is in flight
+		for i := range restcache.DefaultMaxKeys { // other keys' writes push the key's generations out
+			gens.Invalidate(keyOf("other-"+strconv.Itoa(i)), restclient.Chats)
+		}
+		gens.Invalidate(key, restclient.Chats) // the key writes again
+		after := fetchAsync(t.Context(), through(c), reqKey{APIKey: "k", Path: "chats?page=1"}, func(context.Context) (*restclient.Response, error) {
+			return response(`{"chats":["after"]}`), nil
+		})
+		synctest.Wait()
+		select {
+		case r := <-after:
+			if r.err != nil || string(r.resp.Body) != `{"chats":["after"]}` {
+				t.Errorf("after its write the key read %v (%v)", r.resp, r.err)
+			}
+		default:
+			t.Error("the read after the key's write joined the GET sent before it")
+		}
+		close(release)
+		<-before
+	})
+}
