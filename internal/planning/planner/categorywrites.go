@@ -61,6 +61,9 @@ func (l *Planner) CreateCategory(ctx context.Context, req restclient.CreateCateg
 			}
 			return nil, false, nil
 		})
+	if unsettled(err) {
+		l.categoriesWritten(nil)
+	}
 	if err != nil {
 		return CreatedCategory{}, err
 	}

@@ -66,7 +66,11 @@ func (l *Planner) CreateChat(ctx context.Context, req restclient.CreateChatReque
 	sent := time.Now()
 	created, err := l.client.CreateChat(ctx, req)
 	if strings.TrimSpace(req.Message) != "" {
-		l.awaitReply(err)
+		id := ""
+		if err == nil && created != nil {
+			id = created.ID
+		}
+		l.awaitReply(err, id)
 	}
 	return l.afterWrite(ctx, "", created, err, "created", func(ctx context.Context) (Written, error) {
 		page, err := l.client.ListChats(ctx, 1)
@@ -115,7 +119,19 @@ func (l *Planner) afterWrite(ctx context.Context, id string, chat *restclient.Ch
 			return w, w.Chat != nil || w.Listed != nil, err
 		})
 	found.ConfirmedByRead = confirmed
+	if unsettled(err) {
+		l.chatsWritten(nil, id) // the check's answer is no proof: the write may land yet
+	}
 	return found, err
+}
+
+// unsettled reports whether err leaves a write's outcome unknown
+// (*OutcomeUnknownError): what its check read is no proof either way (the
+// write may land after it), so what the check read must not be kept as
+// the key's view: the caller forgets it again.
+func unsettled(err error) bool {
+	var unknown *OutcomeUnknownError
+	return errors.As(err, &unknown)
 }
 
 // settle decides what a write that failed with err means for the caller.
@@ -161,8 +177,10 @@ type SentMessage struct {
 func (l *Planner) SendMessage(ctx context.Context, chatID string, req restclient.SendMessageRequest) (SentMessage, error) {
 	sent := time.Now()
 	msg, err := l.client.SendMessage(ctx, chatID, req)
+	// The hold first: a read of the key's chats made between the two,
+	// after the write forgot them, would keep an answer without the reply.
+	l.awaitReply(err, chatID)
 	l.chatsWritten(err, chatID)
-	l.awaitReply(err)
 	if err == nil {
 		return SentMessage{Message: msg}, nil
 	}
@@ -179,6 +197,9 @@ func (l *Planner) SendMessage(ctx context.Context, chatID string, req restclient
 			}
 			return nil, false, nil
 		})
+	if unsettled(err) {
+		l.chatsWritten(nil, chatID)
+	}
 	if err != nil {
 		return SentMessage{}, notFound(err, "chat", chatID)
 	}
@@ -205,6 +226,9 @@ func (l *Planner) DeleteChat(ctx context.Context, id string) (confirmedByRead bo
 			}
 			return struct{}{}, false, err
 		})
+	if unsettled(err) {
+		l.chatsWritten(nil, id)
+	}
 	if err != nil {
 		return false, notFound(err, "chat", id)
 	}

@@ -385,15 +385,20 @@ func mayHaveWritten(err error) bool {
 	return !errors.As(err, &api) && !errors.As(err, &gate)
 }
 
-// awaitReply is told that this key sent a user message that ended with
-// err (a chat's first, or one more): unless the upstream certainly
-// refused it, the assistant is writing its reply, asynchronously, so the
-// shared cache keeps none of the key's chat answers for a while
-// (restcache.ReplyWait): one read meanwhile would hide the reply for the
-// cache's TTL.
-func (l *Planner) awaitReply(err error) {
+// awaitReply is told that this key sent a user message to chat id ("":
+// a new chat not known by its id) that ended with err (a chat's first,
+// or one more): unless the upstream certainly refused it, the assistant
+// is writing its reply, asynchronously, so the shared cache keeps none of
+// the key's chat answers for a while (restcache.ReplyWait), or until
+// every chat awaiting a reply shows it: one read meanwhile would hide the
+// reply for the cache's TTL.
+func (l *Planner) awaitReply(err error, id string) {
 	if h, ok := l.shared.Cache.(restcache.Holder); ok && mayHaveWritten(err) {
-		h.Hold(l.apiKey, restclient.Chats, restcache.ReplyWait)
+		part := restclient.Chats
+		if id != "" {
+			part = restclient.PartOf("chats/" + id)
+		}
+		h.Hold(l.apiKey, part, restcache.ReplyWait)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -93,7 +94,7 @@ func (c *Cache) FetchAs(ctx context.Context, key callerkey.Key, path string, fet
 	asked := time.Now()
 	resp, fetched, ferr := c.counts.Serve(ctx, l, fetch)
 	if fetched && held && restclient.ReplyCame(path, resp) {
-		c.release(key, restclient.ResourceOf(path), asked)
+		c.release(key, path, asked)
 	}
 	if !fetched || err != nil || len(resp.Body) > MaxAnswerBytes || held || restclient.AwaitsReply(path, resp) {
 		return resp, ferr // an answer awaiting its reply is never kept
@@ -223,54 +224,103 @@ func (c *Cache) Forget(key callerkey.Key) {
 	c.bump(key, allGenerations)
 }
 
+// holdScript sets, in a hold's field (KEYS[1] the key's generations,
+// ARGV[1] the field), the hold of part ARGV[2] ("" for one not known by
+// its id) until ARGV[3] (Unix milliseconds), dropping the holds ended by
+// ARGV[4] (now), and keeps the generations ARGV[5] milliseconds. The
+// field holds "part=until" entries separated by commas: the resource is
+// held while any of its parts is.
+var holdScript = redis.NewScript(`
+local v = redis.call('hget', KEYS[1], ARGV[1]) or ''
+local out = {}
+for id, ms in string.gmatch(v, '([^,=]*)=(%d+)') do
+  if id ~= ARGV[2] and tonumber(ms) > tonumber(ARGV[4]) then out[#out+1] = id .. '=' .. ms end
+end
+out[#out+1] = ARGV[2] .. '=' .. ARGV[3]
+redis.call('hset', KEYS[1], ARGV[1], table.concat(out, ','))
+redis.call('pexpire', KEYS[1], ARGV[5])
+return 1
+`)
+
 // Hold keeps no answer of key's resource for d, on any replica
-// (restcache.Holder): the field holdField(res) of the key's generations
-// holds until when, in Unix milliseconds.
+// (restcache.Holder): res is the part awaiting a change ("chats/<id>"),
+// or the resource when which part is not known. The field
+// holdField(resource) of the key's generations holds each part's hold
+// (holdScript).
 func (c *Cache) Hold(key callerkey.Key, res restclient.Resource, d time.Duration) {
-	until := strconv.FormatInt(time.Now().Add(d).UnixMilli(), 10)
-	name := generationsKey(key)
+	now := time.Now()
 	_ = c.s.do(func(ctx context.Context) error {
-		_, err := c.s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			p.HSet(ctx, name, holdField(res), until)
-			p.Expire(ctx, name, max(c.generationsKeep(), d))
-			return nil
-		})
-		return err
+		return holdScript.Run(ctx, c.s.rdb, []string{generationsKey(key)}, holdField(restclient.ResourceOf(string(res))),
+			holdPart(res), now.Add(d).UnixMilli(), now.UnixMilli(), max(c.generationsKeep(), d).Milliseconds()).Err()
 	})
 }
 
-// releaseScript deletes a hold (KEYS[1] the key's generations, ARGV[1] the
-// hold's field) that began before ARGV[2] (Unix milliseconds), holds
-// lasting ARGV[3] milliseconds.
+// holdPart is the id of part res in a hold's field: "" for a resource, or
+// an id the field's separators would break.
+func holdPart(res restclient.Resource) string {
+	_, id, _ := strings.Cut(string(res), "/")
+	if strings.ContainsAny(id, ",=") {
+		return ""
+	}
+	return id
+}
+
+// releaseScript deletes the hold of part ARGV[2] from a hold's field
+// (KEYS[1] the key's generations, ARGV[1] the field; see holdScript), or,
+// when that part has none, the hold of a part not known by its id (""),
+// if it began before ARGV[3] (Unix milliseconds), holds lasting ARGV[4]
+// milliseconds. The others' holds stay.
 var releaseScript = redis.NewScript(`
-local ends = tonumber(redis.call('hget', KEYS[1], ARGV[1]))
-if ends and ends - tonumber(ARGV[3]) < tonumber(ARGV[2]) then
-  return redis.call('hdel', KEYS[1], ARGV[1])
+local v = redis.call('hget', KEYS[1], ARGV[1])
+if not v then return 0 end
+local entries, target = {}, ''
+for id, ms in string.gmatch(v, '([^,=]*)=(%d+)') do
+  entries[#entries+1] = {id, ms}
+  if id == ARGV[2] then target = id end
 end
-return 0
+local out, done = {}, 0
+for _, e in ipairs(entries) do
+  if done == 0 and e[1] == target and tonumber(e[2]) - tonumber(ARGV[4]) < tonumber(ARGV[3]) then
+    done = 1
+  else
+    out[#out+1] = e[1] .. '=' .. e[2]
+  end
+end
+if done == 0 then return 0 end
+if #out == 0 then return redis.call('hdel', KEYS[1], ARGV[1]) end
+redis.call('hset', KEYS[1], ARGV[1], table.concat(out, ','))
+return 1
 `)
 
-// release ends key's hold of res on every replica if it began before
-// asked: a chat asked for after the message was sent shows the
-// assistant's reply (see restcache.Cache's).
-func (c *Cache) release(key callerkey.Key, res restclient.Resource, asked time.Time) {
+// release ends key's hold of the chat read at path on every replica if it
+// began before asked: a chat asked for after the message was sent shows
+// the assistant's reply (see restcache.Cache's).
+func (c *Cache) release(key callerkey.Key, path string, asked time.Time) {
 	_ = c.s.do(func(ctx context.Context) error {
-		return releaseScript.Run(ctx, c.s.rdb, []string{generationsKey(key)}, holdField(res),
-			asked.UnixMilli(), restcache.ReplyWait.Milliseconds()).Err()
+		return releaseScript.Run(ctx, c.s.rdb, []string{generationsKey(key)}, holdField(restclient.ResourceOf(path)),
+			holdPart(restclient.PartOf(path)), asked.UnixMilli(), restcache.ReplyWait.Milliseconds()).Err()
 	})
 }
 
 func holdField(res restclient.Resource) string { return "hold:" + string(res) }
 
-// heldAt reports whether a hold read from Redis (Unix milliseconds, or
-// nil) is still on at now.
+// heldAt reports whether a hold field read from Redis (holdScript's
+// entries, or nil) holds any part at now.
 func heldAt(v any, now time.Time) bool {
 	s, ok := v.(string)
 	if !ok {
 		return false
 	}
-	ms, err := strconv.ParseInt(s, 10, 64)
-	return err == nil && now.UnixMilli() < ms
+	for e := range strings.SplitSeq(s, ",") {
+		until := e // a hold set before holds had parts: its time alone
+		if _, t, ok := strings.Cut(e, "="); ok {
+			until = t
+		}
+		if ms, err := strconv.ParseInt(until, 10, 64); err == nil && now.UnixMilli() < ms {
+			return true
+		}
+	}
+	return false
 }
 
 // generationsKeep is how long a key's generations outlive its last write:
@@ -283,18 +333,38 @@ func (c *Cache) generationsKeep() time.Duration {
 	return 2*keep + time.Minute
 }
 
+// maxPartFields bounds the part fields (restclient.PartOf: "chats/<id>")
+// a key's generations hold; past it they are folded (bumpScript).
+const maxPartFields = 256
+
+// bumpScript sets field ARGV[1] of a key's generations (KEYS[1]) to the
+// new generation ARGV[2] and keeps them ARGV[3] milliseconds. When that
+// leaves more than ARGV[4] fields, every part's field ("res/id") goes and
+// its resource's gets the new generation: an answer sealed with a part's
+// generation no longer opens, nor one sealed before any write to the
+// part (its resource's generation moved), so no write is forgotten.
+var bumpScript = redis.NewScript(`
+redis.call('hset', KEYS[1], ARGV[1], ARGV[2])
+if redis.call('hlen', KEYS[1]) > tonumber(ARGV[4]) then
+  for _, f in ipairs(redis.call('hkeys', KEYS[1])) do
+    local slash = string.find(f, '/', 1, true)
+    if slash and string.sub(f, 1, 5) ~= 'hold:' then
+      redis.call('hdel', KEYS[1], f)
+      redis.call('hset', KEYS[1], string.sub(f, 1, slash - 1), ARGV[2])
+    end
+  end
+end
+redis.call('pexpire', KEYS[1], ARGV[3])
+return 1
+`)
+
 func (c *Cache) bump(key callerkey.Key, field string) {
 	var b [8]byte
 	_, _ = rand.Read(b[:]) // never fails (crypto/rand panics instead)
 	gen := hex.EncodeToString(b[:])
-	name := generationsKey(key)
 	err := c.s.do(func(ctx context.Context) error {
-		_, err := c.s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			p.HSet(ctx, name, field, gen)
-			p.Expire(ctx, name, c.generationsKeep())
-			return nil
-		})
-		return err
+		return bumpScript.Run(ctx, c.s.rdb, []string{generationsKey(key)}, field, gen,
+			c.generationsKeep().Milliseconds(), maxPartFields).Err()
 	})
 	if err != nil {
 		c.s.lostWrite.Store(true)

@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/suregql/suregql/internal/limits/querylimit"
 	"github.com/suregql/suregql/internal/state/callerkey"
@@ -537,5 +540,115 @@ func TestCache_InvalidatePart(t *testing.T) {
 		if got := calls.Load(); got != tc.calls {
 			t.Errorf("%s after a write to chat a: %d calls, want %d", tc.path, got, tc.calls)
 		}
+	}
+}
+
+// Two chats awaiting their replies at once: the reply of one does not end
+// the hold the other's needs (the list of chats, whose message_count and
+// last_message_at the second reply changes, stays unkept), on every
+// replica; the second reply ends it. A hold of a chat not known by its id
+// (a new chat whose answer was lost) ends with any other chat's reply.
+func TestCache_HoldOfTwoChatsAwaitingReplies(t *testing.T) {
+	_, a, b := replicas(t)
+	for impl, c := range map[string]struct {
+		hold   restcache.Holder
+		read   restcache.KeyedFetcher
+		key    callerkey.Key
+		holdAs callerkey.Key
+	}{
+		"memory":              {restcache.NewCache(100, time.Hour), nil, keyOf("key-1"), keyOf("key-1")},
+		"redis, two replicas": {a.Cache(time.Hour, nil), b.Cache(time.Hour, nil), b.Keys().Key("key-1"), a.Keys().Key("key-1")},
+	} {
+		t.Run(impl, func(t *testing.T) {
+			read := c.read
+			if read == nil {
+				read = c.hold.(restcache.KeyedFetcher)
+			}
+			listCalls := func() int64 {
+				t.Helper()
+				var calls int64
+				for range 2 {
+					if _, err := read.FetchAs(t.Context(), c.key, "chats?page=1", func(context.Context) (*restclient.Response, error) {
+						calls++
+						return answer(`{"chats":[]}`), nil
+					}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				return calls
+			}
+			replyCame := func(id string) {
+				t.Helper()
+				body := `{"id":"` + id + `","title":"t","messages":[` +
+					`{"id":"m1","type":"user_message","role":"user","content":"q","created_at":"2026-03-01T12:00:00Z","updated_at":"2026-03-01T12:00:00Z"},` +
+					`{"id":"m2","type":"assistant_message","role":"assistant","content":"a","model":"gpt-4.1","created_at":"2026-03-01T12:00:08Z","updated_at":"2026-03-01T12:00:08Z"}],` +
+					`"pagination":{"page":1,"per_page":20,"total_count":2,"total_pages":1}}`
+				if _, err := read.FetchAs(t.Context(), c.key, "chats/"+id, func(context.Context) (*restclient.Response, error) {
+					return answer(body), nil
+				}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c.hold.Hold(c.holdAs, restclient.PartOf("chats/c1"), time.Minute)
+			c.hold.Hold(c.holdAs, restclient.PartOf("chats/c2"), time.Minute)
+			replyCame("c1")
+			if got := listCalls(); got != 2 {
+				t.Errorf("c1's reply read, c2's awaited: two reads of the list fetched %d times, want 2 (none kept)", got)
+			}
+			replyCame("c2")
+			if got := listCalls(); got != 1 {
+				t.Errorf("both replies read: two reads of the list fetched %d times, want 1", got)
+			}
+			// Two more messages sent: the list is written (forgotten), then held.
+			c.hold.(restcache.Invalidator).Invalidate(c.holdAs, restclient.PartOf("chats"))
+			c.hold.Hold(c.holdAs, restclient.Chats, time.Minute)
+			c.hold.Hold(c.holdAs, restclient.PartOf("chats/c1"), time.Minute)
+			replyCame("c3") // the new chat's
+			if got := listCalls(); got != 2 {
+				t.Errorf("the new chat's reply read, c1's awaited: two reads of the list fetched %d times, want 2", got)
+			}
+			replyCame("c1")
+			if got := listCalls(); got != 1 {
+				t.Errorf("every reply read: two reads of the list fetched %d times, want 1", got)
+			}
+		})
+	}
+}
+
+// A key that writes to chat after chat keeps one generation field per
+// chat in Redis only up to a bound: past it the parts are folded into
+// their resource's generation, and no answer read before a write opens
+// after it, the fold's or not.
+func TestCache_PartGenerationsBounded(t *testing.T) {
+	srv, a, b := replicas(t)
+	writer, reader := a.Cache(time.Hour, nil), b.Cache(time.Hour, nil)
+	key := b.Keys().Key("key-1")
+	var calls atomic.Int64
+	get := func(path string) {
+		t.Helper()
+		if _, err := reader.FetchAs(t.Context(), key, path, func(context.Context) (*restclient.Response, error) {
+			calls.Add(1)
+			return answer(`{"chats":[]}`), nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	get("chats/c0?page=1")
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	t.Cleanup(func() { _ = rdb.Close() })
+	for i := range 2_000 {
+		writer.Invalidate(a.Keys().Key("key-1"), restclient.PartOf("chats/c"+strconv.Itoa(i)))
+	}
+	n, err := rdb.HLen(t.Context(), "suregql:gen:"+key.ID()).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n > 300 {
+		t.Errorf("after writes to 2000 chats the key's generations hold %d fields, want at most about 256", n)
+	}
+	calls.Store(0)
+	get("chats/c0?page=1")
+	if calls.Load() != 1 {
+		t.Error("chat c0's answer read before its write was served after it")
 	}
 }

@@ -27,7 +27,7 @@ type Cache struct {
 
 	mu    sync.Mutex
 	byKey map[string]map[string]struct{}           // key hash -> ids cached for it
-	holds byKey[map[restclient.Resource]time.Time] // key hash -> resources not kept until
+	holds byKey[map[restclient.Resource]time.Time] // key hash -> parts (or resources) not kept until
 
 	counts staleCounters
 
@@ -93,6 +93,7 @@ func (c *Cache) Generations() *Generations { return c.gens }
 // stands in for one when the upstream cannot answer within its Freshness'
 // StaleMax (Response.Stale says so).
 func (c *Cache) FetchAs(ctx context.Context, key callerkey.Key, path string, fetch func(context.Context) (*restclient.Response, error)) (*restclient.Response, error) {
+	forgotten := c.gens.Forgotten(key) // before the generation is read
 	id := requestID(key, path) + " #" + strconv.FormatUint(c.gens.Of(key, path), 10)
 	var l Lookup
 	if h, ok := c.lru.Get(id); ok {
@@ -111,14 +112,16 @@ func (c *Cache) FetchAs(ctx context.Context, key callerkey.Key, path string, fet
 		return resp, err
 	}
 	if restclient.ReplyCame(path, resp) {
-		c.release(key, restclient.ResourceOf(path), asked)
+		c.release(key, path, asked)
 	}
 	if restclient.AwaitsReply(path, resp) || c.held(key, path) {
 		return resp, nil // the reply is on its way: never kept
 	}
 	// The LRU calls unindex (which locks c.mu) when Add evicts: add first,
 	// index after, never holding c.mu around the LRU.
-	c.add(id, held{resp: resp, at: c.fresh.now()})
+	if c.gens.Forgotten(key) != forgotten || !c.add(id, held{resp: resp, at: c.fresh.now()}) {
+		return resp, nil
+	}
 	kh := keyOfID(id)
 	c.mu.Lock()
 	ids := c.byKey[kh]
@@ -128,22 +131,35 @@ func (c *Cache) FetchAs(ctx context.Context, key callerkey.Key, path string, fet
 	}
 	ids[id] = struct{}{}
 	c.mu.Unlock()
+	if c.gens.Forgotten(key) != forgotten {
+		c.lru.Remove(id) // forgotten while it was added
+	}
 	return resp, nil
 }
 
-// add holds h as id, within maxBytes.
-func (c *Cache) add(id string, h held) {
+// add holds h as id, within maxBytes; an answer costing more than
+// maxBytes alone is not held (it would push every other out and still
+// pass the bound), and reports false.
+func (c *Cache) add(id string, h held) bool {
 	c.addMu.Lock()
 	defer c.addMu.Unlock()
 	c.lru.Remove(id) // its cost goes with it (unindex)
-	c.bytes.Add(answerCost(id, h.resp))
+	cost := answerCost(id, h.resp)
+	if c.maxBytes > 0 && cost > c.maxBytes {
+		return false
+	}
+	c.bytes.Add(cost)
 	c.lru.Add(id, h)
 	for c.maxBytes > 0 && c.bytes.Load() > c.maxBytes && c.lru.Len() > 1 {
 		c.lru.RemoveOldest()
 	}
+	return true
 }
 
-// Hold keeps no answer of key's resource for d (Holder).
+// Hold keeps no answer of key's resource for d (Holder). res is the part
+// awaiting a change ("chats/<id>": a chat awaiting its reply), or the
+// resource when which part is not known (a new chat whose answer was
+// lost): the resource is held while any of its parts is.
 func (c *Cache) Hold(key callerkey.Key, res restclient.Resource, d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -152,29 +168,47 @@ func (c *Cache) Hold(key callerkey.Key, res restclient.Resource, d time.Duration
 		m = map[restclient.Resource]time.Time{}
 		c.holds.lru().Add(key.ID(), m)
 	}
-	m[res] = time.Now().Add(d)
+	now := time.Now()
+	for r, until := range m {
+		if !now.Before(until) {
+			delete(m, r) // a key's holds are as many as its chats awaiting a reply
+		}
+	}
+	m[res] = now.Add(d)
 }
 
-// release ends key's hold of res if it began before asked: an answer asked
-// for after the message was sent shows the assistant's reply, so what the
-// hold kept from the cache (the list of chats, its counts) may be kept
-// again. A hold that began later is another message's.
-func (c *Cache) release(key callerkey.Key, res restclient.Resource, asked time.Time) {
+// release ends key's hold of the chat read at path if it began before
+// asked: an answer asked for after the message was sent shows the
+// assistant's reply, so what the hold kept from the cache (the list of
+// chats, its counts) may be kept again, unless another chat still awaits
+// its reply. A chat with no hold of its own ends the hold of a chat not
+// known by its id. A hold that began later is another message's.
+func (c *Cache) release(key callerkey.Key, path string, asked time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	m, _ := c.holds.lru().Peek(key.ID())
-	if until, ok := m[res]; ok && until.Add(-ReplyWait).Before(asked) {
-		delete(m, res)
+	part := restclient.PartOf(path)
+	if _, ok := m[part]; !ok {
+		part = restclient.ResourceOf(path)
+	}
+	if until, ok := m[part]; ok && until.Add(-ReplyWait).Before(asked) {
+		delete(m, part)
 	}
 }
 
-// held reports whether answers of path's resource are not kept for key.
+// held reports whether answers of path's resource are not kept for key:
+// a hold of the resource or of any of its parts is on.
 func (c *Cache) held(key callerkey.Key, path string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	m, _ := c.holds.lru().Peek(key.ID())
-	until, ok := m[restclient.ResourceOf(path)]
-	return ok && time.Now().Before(until)
+	res, now := restclient.ResourceOf(path), time.Now()
+	for r, until := range m {
+		if restclient.ResourceOf(string(r)) == res && now.Before(until) {
+			return true
+		}
+	}
+	return false
 }
 
 // Invalidate forgets key's cached answers of a resource after
@@ -186,10 +220,12 @@ func (c *Cache) Invalidate(key callerkey.Key, res restclient.Resource) { c.gens.
 // upstream said the key is not (or no longer) valid.
 func (c *Cache) Forget(key callerkey.Key) {
 	kh := key.ID()
+	c.gens.forget(kh) // counts it forgotten, and drops its answers
 	c.dropKeyHash(kh)
-	c.gens.forget(kh)
 }
 
+// dropKeyHash drops the answers of the key of hash kh, whose generations
+// are forgotten (the generations' eviction callback).
 func (c *Cache) dropKeyHash(kh string) {
 	c.mu.Lock()
 	ids := c.byKey[kh]

@@ -37,7 +37,10 @@ type Coalescer struct {
 func (c *Coalescer) FetchAs(ctx context.Context, key callerkey.Key, path string, fetch func(context.Context) (*restclient.Response, error)) (*restclient.Response, error) {
 	id := requestID(key, path)
 	if c.Generations != nil {
-		id += " #" + strconv.FormatUint(c.Generations.Of(key, path), 10)
+		// The count of forgotten keys first: a key forgotten and written
+		// to since a GET was sent may read its generation again.
+		forgotten := c.Generations.Forgotten(key)
+		id += " #" + strconv.FormatUint(c.Generations.Of(key, path), 10) + "/" + strconv.FormatUint(forgotten, 10)
 	}
 	if shared, ok := ctx.Value(sharedGenerationKey{}).(string); ok {
 		// A cache shared by replicas read the key's generation there: a

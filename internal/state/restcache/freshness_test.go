@@ -272,6 +272,27 @@ func TestCache_LimitBytes(t *testing.T) {
 	})
 }
 
+// One answer larger than the whole bound (a chat of long replies) is
+// served but not kept: the bound holds even then, and the answers held
+// before stay.
+func TestCache_LimitBytes_AnswerOverTheBound(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const bound = 64 << 10
+		c := restcache.NewFreshCache(10_000, restcache.Freshness{}).LimitBytes(bound)
+		counted(t.Context(), t, c, "categories?page=1", `{"categories":[]}`)
+		huge := `{"id":"h1","messages":[{"content":"` + strings.Repeat("x", bound) + `"}]}`
+		if resp, _ := counted(t.Context(), t, c, "chats/h1", huge); string(resp.Body) != huge {
+			t.Fatal("the large answer was not served")
+		}
+		if c.Bytes() > bound {
+			t.Errorf("after one answer of %d bytes the cache holds %d bytes, over its bound of %d", len(huge), c.Bytes(), bound)
+		}
+		if _, called := counted(t.Context(), t, c, "categories?page=1", `{"categories":[]}`); called {
+			t.Error("the answer held before the large one was evicted for it")
+		}
+	})
+}
+
 // A key spending faster than its window can last is pressed as one near
 // its limit: it is served at the long end, rather than spend early what its
 // last minutes need.

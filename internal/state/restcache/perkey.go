@@ -1,7 +1,9 @@
 package restcache
 
 import (
+	"hash/fnv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
@@ -45,6 +47,48 @@ func (b *byKey[V]) lru() *lru.Cache[string, V] {
 type Generations struct {
 	mu   sync.Mutex // makes Invalidate's read-modify-write atomic
 	keys byKey[map[restclient.Resource]uint64]
+
+	once sync.Once
+	// forgotten counts, per slot of key hashes (forgottenSlot), the keys
+	// whose generations were forgotten (pushed out by other keys', or
+	// Forget): they restart at 0 and may come back to a number a GET in
+	// flight meanwhile was read under (see Forgotten).
+	forgotten [forgottenSlots]atomic.Uint64
+}
+
+// forgottenSlots is the number of slots Generations.forgotten counts keys
+// in: keys sharing a slot only keep or share fewer answers while one is
+// forgotten.
+const forgottenSlots = 1024
+
+func forgottenSlot(keyHash string) int {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(keyHash))
+	return int(h.Sum32() % forgottenSlots)
+}
+
+// lru returns g's keys, counting each key forgotten once it is gone.
+func (g *Generations) lru() *lru.Cache[string, map[restclient.Resource]uint64] {
+	g.once.Do(func() {
+		then := g.keys.onEvict
+		g.keys.onEvict = func(kh string, m map[restclient.Resource]uint64) {
+			g.forgotten[forgottenSlot(kh)].Add(1)
+			if then != nil {
+				then(kh, m)
+			}
+		}
+	})
+	return g.keys.lru()
+}
+
+// Forgotten returns a number that changes whenever key's generations (or
+// those of a key sharing its slot) are forgotten. Read before Of, and
+// again once a GET's answer arrives: when it changed, the generation the
+// GET was read under may be the key's again after writes made since,
+// and its answer must be neither kept nor shared.
+func (g *Generations) Forgotten(key callerkey.Key) uint64 {
+	g.lru() // the count starts with the callback
+	return g.forgotten[forgottenSlot(key.ID())].Load()
 }
 
 // NewGenerations returns generations for at most maxKeys keys; onForget,
@@ -70,7 +114,7 @@ const maxParts = 256
 func (g *Generations) Of(key callerkey.Key, path string) uint64 {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	m, _ := g.keys.lru().Peek(key.ID())
+	m, _ := g.lru().Peek(key.ID())
 	return m[restclient.ResourceOf(path)] + m[restclient.PartOf(path)]
 }
 
@@ -81,7 +125,7 @@ func (g *Generations) Invalidate(key callerkey.Key, res restclient.Resource) {
 	kh := key.ID()
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	m, ok := g.keys.lru().Get(kh)
+	m, ok := g.lru().Get(kh)
 	if !ok {
 		m = map[restclient.Resource]uint64{}
 	}
@@ -89,7 +133,7 @@ func (g *Generations) Invalidate(key callerkey.Key, res restclient.Resource) {
 	if len(m) > maxParts {
 		foldParts(m)
 	}
-	g.keys.lru().Add(kh, m)
+	g.lru().Add(kh, m)
 }
 
 // foldParts forgets m's parts, raising each resource's generation past
@@ -108,12 +152,12 @@ func foldParts(m map[restclient.Resource]uint64) {
 }
 
 // Len returns how many keys have generations.
-func (g *Generations) Len() int { return g.keys.lru().Len() }
+func (g *Generations) Len() int { return g.lru().Len() }
 
 func (g *Generations) forget(keyHash string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.keys.lru().Remove(keyHash)
+	g.lru().Remove(keyHash)
 }
 
 // RateLimits remembers the newest rate-limit reading of each key, so that

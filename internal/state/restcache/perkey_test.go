@@ -215,3 +215,71 @@ func TestGenerations_Parts(t *testing.T) {
 		}
 	}
 }
+
+// A key whose generations were forgotten to make room for others, then
+// wrote again, is not served an answer read before that write by a GET in
+// flight meanwhile: its generations restarted at 0 and came back to the
+// number that GET was read under.
+func TestCache_EvictedKeyRevivesNoAnswerReadBeforeItsWrite(t *testing.T) {
+	c := restcache.NewCache(100, time.Hour)
+	key := keyOf("k")
+	c.Invalidate(key, restclient.Chats) // a first write
+	started, release := make(chan struct{}), make(chan struct{})
+	done := fetchAsync(t.Context(), through(c), reqKey{APIKey: "k", Path: "chats?page=1"}, func(context.Context) (*restclient.Response, error) {
+		close(started)
+		<-release
+		return response(`{"chats":["before"]}`), nil
+	})
+	<-started
+	for i := range restcache.DefaultMaxKeys { // other keys' writes push the key's generations out
+		c.Invalidate(keyOf("other-"+strconv.Itoa(i)), restclient.Chats)
+	}
+	c.Invalidate(key, restclient.Chats) // the key writes again
+	close(release)
+	if r := <-done; r.err != nil {
+		t.Fatal(r.err)
+	}
+	resp, err := through(c).Fetch(t.Context(), reqKey{APIKey: "k", Path: "chats?page=1"}, func(context.Context) (*restclient.Response, error) {
+		return response(`{"chats":["after"]}`), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(resp.Body); got != `{"chats":["after"]}` {
+		t.Errorf("after its write the key read %s, an answer read before it", got)
+	}
+}
+
+// Nor does such a key's read join that GET still in flight.
+func TestCoalescer_EvictedKeyJoinsNoGETSentBeforeItsWrite(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		gens := restcache.NewGenerations(restcache.DefaultMaxKeys, nil)
+		c := &restcache.Coalescer{Generations: gens}
+		key := keyOf("k")
+		gens.Invalidate(key, restclient.Chats) // a first write
+		release := make(chan struct{})
+		before := fetchAsync(t.Context(), through(c), reqKey{APIKey: "k", Path: "chats?page=1"}, func(context.Context) (*restclient.Response, error) {
+			<-release
+			return response(`{"chats":["before"]}`), nil
+		})
+		synctest.Wait()                           // the GET is in flight
+		for i := range restcache.DefaultMaxKeys { // other keys' writes push the key's generations out
+			gens.Invalidate(keyOf("other-"+strconv.Itoa(i)), restclient.Chats)
+		}
+		gens.Invalidate(key, restclient.Chats) // the key writes again
+		after := fetchAsync(t.Context(), through(c), reqKey{APIKey: "k", Path: "chats?page=1"}, func(context.Context) (*restclient.Response, error) {
+			return response(`{"chats":["after"]}`), nil
+		})
+		synctest.Wait()
+		select {
+		case r := <-after:
+			if r.err != nil || string(r.resp.Body) != `{"chats":["after"]}` {
+				t.Errorf("after its write the key read %v (%v)", r.resp, r.err)
+			}
+		default:
+			t.Error("the read after the key's write joined the GET sent before it")
+		}
+		close(release)
+		<-before
+	})
+}
