@@ -1,0 +1,68 @@
+package facade_test
+
+import (
+	"net/http"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/suregql/suregql/internal/facade"
+	"github.com/suregql/suregql/internal/fake/restclienttest"
+	"github.com/suregql/suregql/internal/observe/metrics"
+)
+
+// activeSubscriptions reads suregql_subscriptions_active, all resources.
+func activeSubscriptions(t *testing.T, m *metrics.Metrics) float64 {
+	t.Helper()
+	mfs, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n float64
+	for _, mf := range mfs {
+		if mf.GetName() == "suregql_subscriptions_active" {
+			for _, x := range mf.GetMetric() {
+				n += x.GetGauge().GetValue()
+			}
+		}
+	}
+	return n
+}
+
+// A key revoked while it has a subscription open (the upstream now
+// answers it 401) ends the subscription at the first poll that is
+// refused: the loop does not go on polling with a key Sure rejects (every
+// minute, once RejectedKeys forgets it), and the subscription is no longer
+// counted.
+func TestSubscriptions_RevokedKeyEndsTheLoop(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := metrics.New()
+		e := newSubsEnv(t, facade.Config{Metrics: m})
+		const key = "revoked-soon"
+		e.fake.AddKey(key, restclienttest.DemoKey)
+		chat := e.newChat(key)
+		s := e.subscribeSSE(key, chatSubscription, map[string]any{"id": chat})
+		synctest.Wait()
+		e.fake.RevokeKey(key)
+		for {
+			ev, ok := s.next(t)
+			if !ok || ev.event == "complete" {
+				break
+			}
+		}
+		time.Sleep(3 * time.Hour) // the rest of the test's fake time: no more polls
+		synctest.Wait()
+		rejected := 0
+		for _, r := range e.fake.Requests() {
+			if r.Status == http.StatusUnauthorized {
+				rejected++
+			}
+		}
+		if rejected != 1 {
+			t.Errorf("%d calls answered 401 in 3 hours, want 1 (the poll that found the key revoked)", rejected)
+		}
+		if n := activeSubscriptions(t, m); n != 0 {
+			t.Errorf("suregql_subscriptions_active = %v, want 0", n)
+		}
+	})
+}
