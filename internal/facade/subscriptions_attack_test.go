@@ -1,7 +1,11 @@
 package facade_test
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -63,6 +67,45 @@ func TestSubscriptions_RevokedKeyEndsTheLoop(t *testing.T) {
 		}
 		if n := activeSubscriptions(t, m); n != 0 {
 			t.Errorf("suregql_subscriptions_active = %v, want 0", n)
+		}
+	})
+}
+
+// An SSE subscriber that stops reading (its connection open, its window
+// full) is let go once a write has waited twice the keep-alive interval:
+// its subscription is released (no longer counted, its loop stops
+// polling) instead of being held for as long as the peer keeps the
+// connection.
+func TestSubscriptions_SSEStalledReaderReleased(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := metrics.New()
+		// No keep-alive within the test: a stalled write is what ends it.
+		e := newSubsEnv(t, facade.Config{Metrics: m, StreamKeepAlive: 24 * time.Hour})
+		chat := e.newChat(restclienttest.DemoKey)
+		body, _ := json.Marshal(map[string]any{"query": chatSubscription, "variables": map[string]any{"id": chat}})
+		req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, "http://suregql.test/graphql", strings.NewReader(string(body)))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("X-Api-Key", restclienttest.DemoKey)
+		resp, err := e.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close() // never read: the subscriber has stalled
+		synctest.Wait()
+		if n := activeSubscriptions(t, m); n != 1 {
+			t.Fatalf("suregql_subscriptions_active = %v once subscribed, want 1", n)
+		}
+		// Messages and their replies (each echoing its message) fill the
+		// connection's buffers.
+		for i := range 6 {
+			e.send(chat, fmt.Sprintf("%d %s", i, strings.Repeat("x", 3000)))
+			time.Sleep(10 * time.Second)
+		}
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		if n := activeSubscriptions(t, m); n != 0 {
+			t.Errorf("suregql_subscriptions_active = %v an hour after the subscriber stalled, want 0", n)
 		}
 	})
 }

@@ -27,6 +27,12 @@ import (
 // comment, so that proxies keep idle subscriptions open.
 const DefaultStreamKeepAlive = 15 * time.Second
 
+// StreamWriteTimeout is how long one write of an SSE stream may wait for
+// the client to read: a subscriber that stops reading (its connection
+// open, its window full) is let go then, and its subscription released,
+// rather than held for as long as the peer keeps the connection.
+const StreamWriteTimeout = 30 * time.Second
+
 // streams serves the requests that stay open: graphql-sse (distinct
 // connections mode: a POST asking for text/event-stream) and graphql-ws
 // (a WebSocket upgrade, subprotocol graphql-transport-ws), with gqlgen's
@@ -160,6 +166,8 @@ func (s *streams) serveSSE(w http.ResponseWriter, r *http.Request) {
 		panic(err) // recovered as the other requests' are; parameters just decoded encode
 	}
 	openEnded(w)
+	w = stalledWriter{ResponseWriter: w, rc: http.NewResponseController(w)}
+	defer w.(stalledWriter).rc.SetWriteDeadline(time.Time{}) //nolint:errcheck // the connection's next request sets its own
 	ctx := graphql.StartOperationTrace(r.Context())
 	ctx = s.withStreamCaller(ctx, r.Header.Get("X-Api-Key"))
 	r = r.WithContext(ctx)
@@ -232,3 +240,26 @@ func openEnded(w http.ResponseWriter) {
 	_ = rc.SetReadDeadline(time.Time{})
 	_ = rc.SetWriteDeadline(time.Time{})
 }
+
+// stalledWriter arms a write deadline (StreamWriteTimeout) before each
+// write and flush of an SSE stream. A write that times out fails the
+// connection, and net/http cancels the request's context: the
+// subscription ends and is released.
+type stalledWriter struct {
+	http.ResponseWriter
+	rc *http.ResponseController
+}
+
+func (w stalledWriter) Write(b []byte) (int, error) {
+	w.arm()
+	return w.ResponseWriter.Write(b)
+}
+
+func (w stalledWriter) Flush() {
+	w.arm()
+	_ = w.rc.Flush()
+}
+
+func (w stalledWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (w stalledWriter) arm() { _ = w.rc.SetWriteDeadline(time.Now().Add(StreamWriteTimeout)) }
