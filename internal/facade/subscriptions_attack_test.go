@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/coder/websocket"
+	"github.com/coder/websocket/wsjson"
 	"net/http"
 	"strings"
 	"testing"
@@ -98,6 +100,50 @@ func TestSubscriptions_SSEStalledReaderReleased(t *testing.T) {
 		}
 		// Messages and their replies (each echoing its message) fill the
 		// connection's buffers.
+		for i := range 6 {
+			e.send(chat, fmt.Sprintf("%d %s", i, strings.Repeat("x", 3000)))
+			time.Sleep(10 * time.Second)
+		}
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		if n := activeSubscriptions(t, m); n != 0 {
+			t.Errorf("suregql_subscriptions_active = %v an hour after the subscriber stalled, want 0", n)
+		}
+	})
+}
+
+// A WebSocket subscriber that stops reading is let go as an SSE one is,
+// once a write has waited 30 s: its subscriptions are released.
+func TestSubscriptions_WebSocketStalledReaderReleased(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := metrics.New()
+		e := newSubsEnv(t, facade.Config{Metrics: m, StreamKeepAlive: 24 * time.Hour})
+		chat := e.newChat(restclienttest.DemoKey)
+		ctx := context.Background()
+		c, _, err := websocket.Dial(ctx, "ws://suregql.test/graphql", &websocket.DialOptions{ //nolint:bodyclose // a WebSocket's upgrade answer has no body to close
+			HTTPClient: e.client, Subprotocols: []string{"graphql-transport-ws"},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = c.CloseNow() }()
+		if err := wsjson.Write(ctx, c, map[string]any{"type": "connection_init", "payload": map[string]any{"apiKey": restclienttest.DemoKey}}); err != nil {
+			t.Fatal(err)
+		}
+		var ack map[string]any
+		if err := wsjson.Read(ctx, c, &ack); err != nil || ack["type"] != "connection_ack" {
+			t.Fatalf("got %v %v, want connection_ack", ack, err)
+		}
+		if err := wsjson.Write(ctx, c, map[string]any{"id": "1", "type": "subscribe", "payload": map[string]any{
+			"query": chatSubscription, "variables": map[string]any{"id": chat},
+		}}); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		if n := activeSubscriptions(t, m); n != 1 {
+			t.Fatalf("suregql_subscriptions_active = %v once subscribed, want 1", n)
+		}
+		// From here on the client reads nothing.
 		for i := range 6 {
 			e.send(chat, fmt.Sprintf("%d %s", i, strings.Repeat("x", 3000)))
 			time.Sleep(10 * time.Second)
