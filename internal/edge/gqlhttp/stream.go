@@ -1,10 +1,12 @@
 package gqlhttp
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -26,6 +28,12 @@ import (
 // graphql-transport-ws ping (answered by the client's pong) and an SSE
 // comment, so that proxies keep idle subscriptions open.
 const DefaultStreamKeepAlive = 15 * time.Second
+
+// StreamWriteTimeout is how long one write of a stream (SSE, WebSocket) may wait for
+// the client to read: a subscriber that stops reading (its connection
+// open, its window full) is let go then, and its subscription released,
+// rather than held for as long as the peer keeps the connection.
+const StreamWriteTimeout = 30 * time.Second
 
 // streams serves the requests that stay open: graphql-sse (distinct
 // connections mode: a POST asking for text/event-stream) and graphql-ws
@@ -160,6 +168,8 @@ func (s *streams) serveSSE(w http.ResponseWriter, r *http.Request) {
 		panic(err) // recovered as the other requests' are; parameters just decoded encode
 	}
 	openEnded(w)
+	w = stalledWriter{ResponseWriter: w, rc: http.NewResponseController(w)}
+	defer w.(stalledWriter).rc.SetWriteDeadline(time.Time{}) //nolint:errcheck // the connection's next request sets its own
 	ctx := graphql.StartOperationTrace(r.Context())
 	ctx = s.withStreamCaller(ctx, r.Header.Get("X-Api-Key"))
 	r = r.WithContext(ctx)
@@ -178,7 +188,7 @@ func (s *streams) serveWS(w http.ResponseWriter, r *http.Request) {
 	openEnded(w)
 	ctx := context.WithValue(r.Context(), webSocketKey{}, true)
 	ctx = s.withStreamCaller(ctx, r.Header.Get("X-Api-Key"))
-	s.ws.Do(w, r.WithContext(ctx), s.exec)
+	s.ws.Do(stalledHijacker{w}, r.WithContext(ctx), s.exec)
 }
 
 // initWS reads the API key of a WebSocket from its connection_init
@@ -231,4 +241,58 @@ func openEnded(w http.ResponseWriter) {
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Time{})
 	_ = rc.SetWriteDeadline(time.Time{})
+}
+
+// stalledWriter arms a write deadline (StreamWriteTimeout) before each
+// write and flush of an SSE stream. A write that times out fails the
+// connection, and net/http cancels the request's context: the
+// subscription ends and is released.
+type stalledWriter struct {
+	http.ResponseWriter
+	rc *http.ResponseController
+}
+
+func (w stalledWriter) Write(b []byte) (int, error) {
+	w.arm()
+	return w.ResponseWriter.Write(b)
+}
+
+func (w stalledWriter) Flush() {
+	w.arm()
+	_ = w.rc.Flush()
+}
+
+func (w stalledWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (w stalledWriter) arm() { _ = w.rc.SetWriteDeadline(time.Now().Add(StreamWriteTimeout)) }
+
+// stalledHijacker hands the WebSocket library a connection whose every
+// write arms a write deadline (StreamWriteTimeout): a client that stops
+// reading fails its connection then, and its subscriptions are released.
+type stalledHijacker struct{ http.ResponseWriter }
+
+func (w stalledHijacker) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	c, brw, err := http.NewResponseController(w.ResponseWriter).Hijack()
+	if err != nil {
+		return nil, nil, err
+	}
+	sc := stalledConn{c}
+	// The hijacked writer is a new one over c, empty: the same over sc.
+	brw.Writer = bufio.NewWriterSize(sc, brw.Writer.Size())
+	return sc, brw, nil
+}
+
+func (w stalledHijacker) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+type stalledConn struct{ net.Conn }
+
+func (c stalledConn) Write(b []byte) (int, error) {
+	_ = c.SetWriteDeadline(time.Now().Add(StreamWriteTimeout))
+	n, err := c.Conn.Write(b)
+	if err != nil {
+		// gqlgen only reports a failed write: closing the connection
+		// ends its read loop, and with it the operations.
+		_ = c.Close()
+	}
+	return n, err
 }

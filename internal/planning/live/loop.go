@@ -3,6 +3,7 @@ package live
 import (
 	"context"
 	"errors"
+	"net/http"
 	"reflect"
 	"time"
 
@@ -191,8 +192,9 @@ func (l *loop) polled() bool {
 }
 
 // failed handles a failed poll: the first ends the loop (its subscriber
-// gets the error: an unknown chat is NOT_FOUND); a resource gone later
-// ends it too; anything else is retried, backing off.
+// gets the error: an unknown chat is NOT_FOUND); a resource gone later,
+// or a key the upstream rejects (401), ends it too; anything else is
+// retried, backing off.
 func (l *loop) failed(err error, rl *restclient.RateLimit) (time.Duration, bool) {
 	if !l.polled() {
 		l.hub.mu.Lock()
@@ -204,6 +206,12 @@ func (l *loop) failed(err error, rl *restclient.RateLimit) (time.Duration, bool)
 	if nf := new(planner.NotFoundError); errors.As(err, &nf) {
 		return 0, false
 	}
+	if keyRejected(err) {
+		// Sure rejects the key (revoked): polling on would ask again
+		// each time RejectedKeys forgets it, for as long as the
+		// subscriber stays connected.
+		return 0, false
+	}
 	l.hub.opts.Log.Warn("subscription poll failed", "resource", string(l.k.res.Kind), "error", err)
 	l.failures++
 	wait := FastStep << min(l.failures+2, 8)
@@ -211,6 +219,16 @@ func (l *loop) failed(err error, rl *restclient.RateLimit) (time.Duration, bool)
 		wait = max(wait, time.Until(rl.ResetAt))
 	}
 	return min(wait, maxFailureBackoff), true
+}
+
+// keyRejected reports whether err says the upstream rejects the key:
+// a 401, or the planner's refusal of a key answered 401 moments ago.
+func keyRejected(err error) bool {
+	if errors.Is(err, planner.ErrKeyRejected) {
+		return true
+	}
+	var api *restclient.APIError
+	return errors.As(err, &api) && api.StatusCode == http.StatusUnauthorized
 }
 
 // publish records st and hands it to every subscriber when it differs

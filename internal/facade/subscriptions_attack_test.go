@@ -1,0 +1,157 @@
+package facade_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"github.com/coder/websocket"
+	"github.com/coder/websocket/wsjson"
+	"net/http"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/suregql/suregql/internal/facade"
+	"github.com/suregql/suregql/internal/fake/restclienttest"
+	"github.com/suregql/suregql/internal/observe/metrics"
+)
+
+// activeSubscriptions reads suregql_subscriptions_active, all resources.
+func activeSubscriptions(t *testing.T, m *metrics.Metrics) float64 {
+	t.Helper()
+	mfs, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n float64
+	for _, mf := range mfs {
+		if mf.GetName() == "suregql_subscriptions_active" {
+			for _, x := range mf.GetMetric() {
+				n += x.GetGauge().GetValue()
+			}
+		}
+	}
+	return n
+}
+
+// A key revoked while it has a subscription open (the upstream now
+// answers it 401) ends the subscription at the first poll that is
+// refused: the loop does not go on polling with a key Sure rejects (every
+// minute, once RejectedKeys forgets it), and the subscription is no longer
+// counted.
+func TestSubscriptions_RevokedKeyEndsTheLoop(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := metrics.New()
+		e := newSubsEnv(t, facade.Config{Metrics: m})
+		const key = "revoked-soon"
+		e.fake.AddKey(key, restclienttest.DemoKey)
+		chat := e.newChat(key)
+		s := e.subscribeSSE(key, chatSubscription, map[string]any{"id": chat})
+		synctest.Wait()
+		e.fake.RevokeKey(key)
+		for {
+			ev, ok := s.next(t)
+			if !ok || ev.event == "complete" {
+				break
+			}
+		}
+		time.Sleep(3 * time.Hour) // the rest of the test's fake time: no more polls
+		synctest.Wait()
+		rejected := 0
+		for _, r := range e.fake.Requests() {
+			if r.Status == http.StatusUnauthorized {
+				rejected++
+			}
+		}
+		if rejected != 1 {
+			t.Errorf("%d calls answered 401 in 3 hours, want 1 (the poll that found the key revoked)", rejected)
+		}
+		if n := activeSubscriptions(t, m); n != 0 {
+			t.Errorf("suregql_subscriptions_active = %v, want 0", n)
+		}
+	})
+}
+
+// An SSE subscriber that stops reading (its connection open, its window
+// full) is let go once a write has waited twice the keep-alive interval:
+// its subscription is released (no longer counted, its loop stops
+// polling) instead of being held for as long as the peer keeps the
+// connection.
+func TestSubscriptions_SSEStalledReaderReleased(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := metrics.New()
+		// No keep-alive within the test: a stalled write is what ends it.
+		e := newSubsEnv(t, facade.Config{Metrics: m, StreamKeepAlive: 24 * time.Hour})
+		chat := e.newChat(restclienttest.DemoKey)
+		body, _ := json.Marshal(map[string]any{"query": chatSubscription, "variables": map[string]any{"id": chat}})
+		req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, "http://suregql.test/graphql", strings.NewReader(string(body)))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("X-Api-Key", restclienttest.DemoKey)
+		resp, err := e.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close() // never read: the subscriber has stalled
+		synctest.Wait()
+		if n := activeSubscriptions(t, m); n != 1 {
+			t.Fatalf("suregql_subscriptions_active = %v once subscribed, want 1", n)
+		}
+		// Messages and their replies (each echoing its message) fill the
+		// connection's buffers.
+		for i := range 6 {
+			e.send(chat, fmt.Sprintf("%d %s", i, strings.Repeat("x", 3000)))
+			time.Sleep(10 * time.Second)
+		}
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		if n := activeSubscriptions(t, m); n != 0 {
+			t.Errorf("suregql_subscriptions_active = %v an hour after the subscriber stalled, want 0", n)
+		}
+	})
+}
+
+// A WebSocket subscriber that stops reading is let go as an SSE one is,
+// once a write has waited 30 s: its subscriptions are released.
+func TestSubscriptions_WebSocketStalledReaderReleased(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := metrics.New()
+		e := newSubsEnv(t, facade.Config{Metrics: m, StreamKeepAlive: 24 * time.Hour})
+		chat := e.newChat(restclienttest.DemoKey)
+		ctx := context.Background()
+		c, _, err := websocket.Dial(ctx, "ws://suregql.test/graphql", &websocket.DialOptions{ //nolint:bodyclose // a WebSocket's upgrade answer has no body to close
+			HTTPClient: e.client, Subprotocols: []string{"graphql-transport-ws"},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = c.CloseNow() }()
+		if err := wsjson.Write(ctx, c, map[string]any{"type": "connection_init", "payload": map[string]any{"apiKey": restclienttest.DemoKey}}); err != nil {
+			t.Fatal(err)
+		}
+		var ack map[string]any
+		if err := wsjson.Read(ctx, c, &ack); err != nil || ack["type"] != "connection_ack" {
+			t.Fatalf("got %v %v, want connection_ack", ack, err)
+		}
+		if err := wsjson.Write(ctx, c, map[string]any{"id": "1", "type": "subscribe", "payload": map[string]any{
+			"query": chatSubscription, "variables": map[string]any{"id": chat},
+		}}); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		if n := activeSubscriptions(t, m); n != 1 {
+			t.Fatalf("suregql_subscriptions_active = %v once subscribed, want 1", n)
+		}
+		// From here on the client reads nothing.
+		for i := range 6 {
+			e.send(chat, fmt.Sprintf("%d %s", i, strings.Repeat("x", 3000)))
+			time.Sleep(10 * time.Second)
+		}
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		if n := activeSubscriptions(t, m); n != 0 {
+			t.Errorf("suregql_subscriptions_active = %v an hour after the subscriber stalled, want 0", n)
+		}
+	})
+}
