@@ -5,12 +5,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -168,9 +170,18 @@ func (s *streams) serveSSE(w http.ResponseWriter, r *http.Request) {
 		panic(err) // recovered as the other requests' are; parameters just decoded encode
 	}
 	openEnded(w)
-	w = stalledWriter{ResponseWriter: w, rc: http.NewResponseController(w)}
-	defer w.(stalledWriter).rc.SetWriteDeadline(time.Time{}) //nolint:errcheck // the connection's next request sets its own
-	ctx := graphql.StartOperationTrace(r.Context())
+	sw := &stalledWriter{ResponseWriter: w, rc: http.NewResponseController(w)}
+	defer sw.rc.SetWriteDeadline(time.Time{}) //nolint:errcheck // the connection's next request sets its own
+	// gqlgen's keep-alive goroutine stops only when the request's context
+	// ends, which net/http does after the handler returned: a ping it
+	// wrote meanwhile would write to a finished response (a nil pointer in
+	// net/http, in a goroutine no handler recovers). Its context ends with
+	// Do, and the writer refuses anything once Do returned.
+	ctx, stop := context.WithCancel(r.Context())
+	defer sw.finish()
+	defer stop()
+	w = sw
+	ctx = graphql.StartOperationTrace(ctx)
 	ctx = s.withStreamCaller(ctx, r.Header.Get("X-Api-Key"))
 	r = r.WithContext(ctx)
 	r.Body = io.NopCloser(bytes.NewReader(body))
@@ -247,24 +258,50 @@ func openEnded(w http.ResponseWriter) {
 // write and flush of an SSE stream. A write that times out fails the
 // connection, and net/http cancels the request's context: the
 // subscription ends and is released.
+//
+// Once finished (the handler is returning), it writes nothing more.
 type stalledWriter struct {
 	http.ResponseWriter
 	rc *http.ResponseController
+
+	mu       sync.Mutex
+	finished bool
 }
 
-func (w stalledWriter) Write(b []byte) (int, error) {
+func (w *stalledWriter) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.finished {
+		return 0, errStreamFinished
+	}
 	w.arm()
 	return w.ResponseWriter.Write(b)
 }
 
-func (w stalledWriter) Flush() {
+func (w *stalledWriter) Flush() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.finished {
+		return
+	}
 	w.arm()
 	_ = w.rc.Flush()
 }
 
-func (w stalledWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+// errStreamFinished is what a write after the stream's handler returned
+// gets.
+var errStreamFinished = errors.New("the stream's answer is finished")
 
-func (w stalledWriter) arm() { _ = w.rc.SetWriteDeadline(time.Now().Add(StreamWriteTimeout)) }
+// finish makes w write nothing more, once a write in progress is done.
+func (w *stalledWriter) finish() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.finished = true
+}
+
+func (w *stalledWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (w *stalledWriter) arm() { _ = w.rc.SetWriteDeadline(time.Now().Add(StreamWriteTimeout)) }
 
 // stalledHijacker hands the WebSocket library a connection whose every
 // write arms a write deadline (StreamWriteTimeout): a client that stops
