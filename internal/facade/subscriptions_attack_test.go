@@ -156,3 +156,73 @@ func TestSubscriptions_WebSocketStalledReaderReleased(t *testing.T) {
 		}
 	})
 }
+
+// The per-key limit counts each operation of one WebSocket, and a
+// WebSocket closed abruptly releases every slot it held: the key may
+// subscribe again at once.
+func TestSubscriptions_WebSocketOperationsCountedAndReleased(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := metrics.New()
+		e := newSubsEnv(t, facade.Config{Metrics: m, MaxSubscriptionsPerKey: 2})
+		chat := e.newChat(restclienttest.DemoKey)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		c, _, err := websocket.Dial(ctx, //nolint:bodyclose // a WebSocket's upgrade answer has no body to close
+			"ws://suregql.test/graphql", &websocket.DialOptions{
+				HTTPClient: e.client, Subprotocols: []string{"graphql-transport-ws"},
+			})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = c.CloseNow() }()
+		if err := wsjson.Write(ctx, c, map[string]any{"type": "connection_init", "payload": map[string]any{"X-Api-Key": restclienttest.DemoKey}}); err != nil {
+			t.Fatal(err)
+		}
+		var msg struct {
+			ID      string          `json:"id"`
+			Type    string          `json:"type"`
+			Payload json.RawMessage `json:"payload"`
+		}
+		if err := wsjson.Read(ctx, c, &msg); err != nil || msg.Type != "connection_ack" {
+			t.Fatalf("got %s %v, want connection_ack", msg.Type, err)
+		}
+		for i := range 3 {
+			if err := wsjson.Write(ctx, c, map[string]any{"id": fmt.Sprint(i + 1), "type": "subscribe", "payload": map[string]any{
+				"query": chatSubscription, "variables": map[string]any{"id": chat},
+			}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// The three run at once: one of them, whichever comes last, is
+		// refused. The server's pings are answered, as the protocol asks.
+		for !strings.Contains(string(msg.Payload), "SUBSCRIPTION_LIMIT_EXCEEDED") {
+			msg.Payload = nil
+			if err := wsjson.Read(ctx, c, &msg); err != nil {
+				t.Fatalf("reading the operations' answers: %v", err)
+			}
+			if msg.Type == "ping" {
+				if err := wsjson.Write(ctx, c, map[string]any{"type": "pong"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if !strings.Contains(string(msg.Payload), `"limit":"perKey"`) {
+			t.Errorf("the refused operation: %s %s, want SUBSCRIPTION_LIMIT_EXCEEDED perKey", msg.Type, msg.Payload)
+		}
+		synctest.Wait()
+		if n := activeSubscriptions(t, m); n != 2 {
+			t.Errorf("%v subscriptions active, want the WebSocket's 2", n)
+		}
+		_ = c.CloseNow()
+		synctest.Wait()
+		if n := activeSubscriptions(t, m); n != 0 {
+			t.Errorf("%v subscriptions active after the WebSocket closed abruptly, want 0", n)
+		}
+		s := e.subscribeSSE(restclienttest.DemoKey, chatSubscription, map[string]any{"id": chat})
+		synctest.Wait()
+		if n := activeSubscriptions(t, m); n != 1 {
+			t.Errorf("%v subscriptions active after subscribing again, want 1: the slots were not released", n)
+		}
+		s.cancel()
+	})
+}
