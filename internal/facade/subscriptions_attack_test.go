@@ -10,7 +10,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/coder/websocket"
 	"github.com/coder/websocket/wsjson"
 
 	"github.com/suregql/suregql/internal/facade"
@@ -121,20 +120,7 @@ func TestSubscriptions_WebSocketStalledReaderReleased(t *testing.T) {
 		e := newSubsEnv(t, facade.Config{Metrics: m, StreamKeepAlive: 24 * time.Hour})
 		chat := e.newChat(restclienttest.DemoKey)
 		ctx := context.Background()
-		c, _, err := websocket.Dial(ctx, "ws://suregql.test/graphql", &websocket.DialOptions{ //nolint:bodyclose // a WebSocket's upgrade answer has no body to close
-			HTTPClient: e.client, Subprotocols: []string{"graphql-transport-ws"},
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer func() { _ = c.CloseNow() }()
-		if err := wsjson.Write(ctx, c, map[string]any{"type": "connection_init", "payload": map[string]any{"apiKey": restclienttest.DemoKey}}); err != nil {
-			t.Fatal(err)
-		}
-		var ack map[string]any
-		if err := wsjson.Read(ctx, c, &ack); err != nil || ack["type"] != "connection_ack" {
-			t.Fatalf("got %v %v, want connection_ack", ack, err)
-		}
+		c := e.dialWS(ctx, nil, map[string]any{"apiKey": restclienttest.DemoKey})
 		if err := wsjson.Write(ctx, c, map[string]any{"id": "1", "type": "subscribe", "payload": map[string]any{
 			"query": chatSubscription, "variables": map[string]any{"id": chat},
 		}}); err != nil {
@@ -167,24 +153,11 @@ func TestSubscriptions_WebSocketOperationsCountedAndReleased(t *testing.T) {
 		chat := e.newChat(restclienttest.DemoKey)
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		c, _, err := websocket.Dial(ctx, //nolint:bodyclose // a WebSocket's upgrade answer has no body to close
-			"ws://suregql.test/graphql", &websocket.DialOptions{
-				HTTPClient: e.client, Subprotocols: []string{"graphql-transport-ws"},
-			})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer func() { _ = c.CloseNow() }()
-		if err := wsjson.Write(ctx, c, map[string]any{"type": "connection_init", "payload": map[string]any{"X-Api-Key": restclienttest.DemoKey}}); err != nil {
-			t.Fatal(err)
-		}
+		c := e.dialWS(ctx, nil, map[string]any{"X-Api-Key": restclienttest.DemoKey})
 		var msg struct {
 			ID      string          `json:"id"`
 			Type    string          `json:"type"`
 			Payload json.RawMessage `json:"payload"`
-		}
-		if err := wsjson.Read(ctx, c, &msg); err != nil || msg.Type != "connection_ack" {
-			t.Fatalf("got %s %v, want connection_ack", msg.Type, err)
 		}
 		for i := range 3 {
 			if err := wsjson.Write(ctx, c, map[string]any{"id": fmt.Sprint(i + 1), "type": "subscribe", "payload": map[string]any{

@@ -113,6 +113,35 @@ func newSubsEnv(t *testing.T, cfg facade.Config) *subsEnv {
 	return e
 }
 
+// dialWS opens a graphql-transport-ws WebSocket to the facade with header
+// on its upgrade request, sends connection_init with payload (nil: none)
+// and waits for connection_ack. The connection closes with the test.
+func (e *subsEnv) dialWS(ctx context.Context, header http.Header, payload map[string]any) *websocket.Conn {
+	e.t.Helper()
+	c, _, err := websocket.Dial(ctx, //nolint:bodyclose // a WebSocket's upgrade answer has no body to close
+		"ws://suregql.test/graphql", &websocket.DialOptions{
+			HTTPClient: e.client, Subprotocols: []string{"graphql-transport-ws"}, HTTPHeader: header,
+		})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { _ = c.CloseNow() })
+	init := map[string]any{"type": "connection_init"}
+	if payload != nil {
+		init["payload"] = payload
+	}
+	if err := wsjson.Write(ctx, c, init); err != nil {
+		e.t.Fatal(err)
+	}
+	var ack struct {
+		Type string `json:"type"`
+	}
+	if err := wsjson.Read(ctx, c, &ack); err != nil || ack.Type != "connection_ack" {
+		e.t.Fatalf("got %q %v, want connection_ack", ack.Type, err)
+	}
+	return c
+}
+
 // readsOf returns the upstream GETs of path so far.
 func (e *subsEnv) readsOf(path string) int {
 	e.mu.Lock()
@@ -289,29 +318,17 @@ func TestSubscriptions_WebSocketReceivesReply(t *testing.T) {
 		chat := e.newChat(restclienttest.DemoKey)
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		c, _, err := websocket.Dial(ctx, //nolint:bodyclose // a WebSocket's upgrade answer has no body to close
-			"ws://suregql.test/graphql", &websocket.DialOptions{
-				HTTPClient: e.client, Subprotocols: []string{"graphql-transport-ws"},
-			})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer func() { _ = c.CloseNow() }()
+		c := e.dialWS(ctx, nil, map[string]any{"headers": map[string]any{"X-Api-Key": restclienttest.DemoKey}})
 		must := func(err error) {
 			t.Helper()
 			if err != nil {
 				t.Fatal(err)
 			}
 		}
-		must(wsjson.Write(ctx, c, map[string]any{"type": "connection_init", "payload": map[string]any{"headers": map[string]any{"X-Api-Key": restclienttest.DemoKey}}}))
 		var msg struct {
 			ID      string          `json:"id"`
 			Type    string          `json:"type"`
 			Payload json.RawMessage `json:"payload"`
-		}
-		must(wsjson.Read(ctx, c, &msg))
-		if msg.Type != "connection_ack" {
-			t.Fatalf("got %s, want connection_ack", msg.Type)
 		}
 		must(wsjson.Write(ctx, c, map[string]any{"id": "1", "type": "subscribe", "payload": map[string]any{
 			"query": chatSubscription, "variables": map[string]any{"id": chat},
@@ -614,24 +631,10 @@ func TestSubscriptions_WebSocketTrustedDocumentsOnly(t *testing.T) {
 		}
 		e := newSubsEnv(t, facade.Config{Documents: docs})
 		ctx := context.Background()
-		c, _, err := websocket.Dial(ctx, //nolint:bodyclose // a WebSocket's upgrade answer has no body to close
-			"ws://suregql.test/graphql", &websocket.DialOptions{
-				HTTPClient: e.client, Subprotocols: []string{"graphql-transport-ws"},
-				HTTPHeader: http.Header{"X-Api-Key": {restclienttest.DemoKey}},
-			})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer func() { _ = c.CloseNow() }()
+		c := e.dialWS(ctx, http.Header{"X-Api-Key": {restclienttest.DemoKey}}, nil)
 		var msg struct {
 			Type    string          `json:"type"`
 			Payload json.RawMessage `json:"payload"`
-		}
-		if err := wsjson.Write(ctx, c, map[string]any{"type": "connection_init"}); err != nil {
-			t.Fatal(err)
-		}
-		if err := wsjson.Read(ctx, c, &msg); err != nil || msg.Type != "connection_ack" {
-			t.Fatalf("%v %s, want connection_ack", err, msg.Type)
 		}
 		if err := wsjson.Write(ctx, c, map[string]any{"id": "1", "type": "subscribe", "payload": map[string]any{
 			"query": chatSubscription, "variables": map[string]any{"id": "00000000-0000-4000-8000-000000000000"},
