@@ -29,6 +29,17 @@ func (r *Resolver) subscribe(ctx context.Context, res live.Resource) (*live.Subs
 	return r.Live.Subscribe(ctx, p, res)
 }
 
+// nextState waits for sub's next state; ok is false once the
+// subscription or its client is gone.
+func nextState(ctx context.Context, sub *live.Subscription) (st live.State, ok bool) {
+	select {
+	case st, ok = <-sub.C:
+		return st, ok
+	case <-ctx.Done():
+		return live.State{}, false
+	}
+}
+
 // expectReply tells the hub that p's key awaits the assistant's reply in
 // chat id: its loop of the chat, if any, polls fast.
 func (r *Resolver) expectReply(p *planner.Planner, id string) {
@@ -61,23 +72,23 @@ func (r *Resolver) chatMessageAdded(ctx context.Context, chatID string) (<-chan 
 		defer close(out)
 		defer sub.Close()
 		for {
-			var st live.State
-			var ok bool
-			select {
-			case st, ok = <-sub.C:
-			case <-ctx.Done():
-				return
-			}
+			st, ok := nextState(ctx, sub)
 			if !ok {
 				return
 			}
+			// What was seen is the page read last: a long subscription
+			// holds one page's versions, not every message it pushed.
+			page := make(map[string]messageVersion, len(st.Chat.Messages))
+			for i := range st.Chat.Messages {
+				page[st.Chat.Messages[i].ID] = versionOf(&st.Chat.Messages[i])
+			}
+			prev := seen
+			seen = page
 			for i := range st.Chat.Messages {
 				m := &st.Chat.Messages[i]
-				v := versionOf(m)
-				if old, had := seen[m.ID]; had && old == v {
+				if old, had := prev[m.ID]; had && old == page[m.ID] {
 					continue
 				}
-				seen[m.ID] = v
 				select {
 				case out <- messageFromREST(m):
 					r.Live.Pushed(live.KindChat)
@@ -119,13 +130,7 @@ func (r *Resolver) importUpdated(ctx context.Context, importID string) (<-chan *
 		defer close(out)
 		defer sub.Close()
 		for {
-			var st live.State
-			var ok bool
-			select {
-			case st, ok = <-sub.C:
-			case <-ctx.Done():
-				return
-			}
+			st, ok := nextState(ctx, sub)
 			if !ok {
 				return
 			}
