@@ -224,8 +224,10 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 		log.Info("metrics", "url", metricsURL+"/metrics")
 	}
 	// One breaker for every caller of the upstream: a dead upstream costs
-	// DefaultBreakerFailures calls, not three per request.
-	breaker := restclient.NewBreaker(restclient.BreakerOptions{Log: log})
+	// a few dozen calls, not three per request. Its probe waits a fifth of
+	// an upstream call's time (2 s of the default 10 s): an upstream that
+	// is back answers a cheap read well within it.
+	breaker := restclient.NewBreaker(restclient.BreakerOptions{Log: log, ProbeTimeout: cfg.UpstreamTimeout / 5})
 	draining := make(chan struct{})
 	srv := newHTTPServer(facade.New(facade.Config{
 		Upstream: up.client, Log: log, PlaygroundAPIKey: up.playgroundKey, Demo: up.demo,

@@ -7,17 +7,57 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/hashicorp/golang-lru/v2/simplelru"
 )
 
 // Defaults of BreakerOptions.
 const (
-	// DefaultBreakerFailures is how many failed calls in a row (no answer,
-	// or a gateway's 502, 503 or 504) open the breaker: a few, so that one bad call does not, and
-	// few enough that a dead upstream costs little before it opens.
-	DefaultBreakerFailures = 5
+	// DefaultBreakerWindow is how far back the breaker looks when it
+	// judges the upstream: calls that ended longer ago count for nothing.
+	DefaultBreakerWindow = 10 * time.Second
+	// DefaultBreakerMinCalls is how many calls of accepted keys must have
+	// ended within the window before their failures can open the breaker:
+	// a few failed calls of a quiet moment are no outage, and a dead
+	// upstream under load still reaches it within a second or two.
+	DefaultBreakerMinCalls = 20
+	// DefaultBreakerRatio is the share of failures, each key weighing as
+	// one whatever its number of calls, that opens the breaker: half. A
+	// partial outage that fails one call in five (which the retries
+	// absorb) never reaches it; a dead upstream fails them all.
+	DefaultBreakerRatio = 0.5
 	// DefaultBreakerCooldown is how long an open breaker refuses calls
-	// before it lets one through to find out whether the upstream is back.
+	// before it lets a probe through to find out whether the upstream is
+	// back.
 	DefaultBreakerCooldown = 5 * time.Second
+	// DefaultBreakerProbeTimeout bounds the half-open breaker's probe (a
+	// GET of a quick key): an upstream that is back answers a cheap read
+	// well within it, so waiting longer only keeps every other caller
+	// refused. A call that took longer marks its key slow (see
+	// slowMemory). server.go gives a fifth of -upstream-timeout.
+	DefaultBreakerProbeTimeout = 2 * time.Second
+	// DefaultBreakerKeys bounds the accepted keys the breaker remembers
+	// (a few hundred bytes each); past it the least recently heard is
+	// forgotten, and is a stranger to the breaker until its next answer.
+	DefaultBreakerKeys = 10_000
+)
+
+const (
+	// breakerBuckets is how many slices the window is counted in: it
+	// slides by a tenth of itself.
+	breakerBuckets = 10
+	// slowMemory is how long a key whose call was slow (it timed out, or
+	// took the probe's timeout or longer to answer) may not be the
+	// half-open breaker's probe: a tenant whose calls time out on its own
+	// (a huge import's page) must not hold every caller refused while its
+	// probe runs out of time, again and again. When every key is slow
+	// (the upstream hangs), each may probe again once its mark wore off.
+	slowMemory = 30 * time.Second
+	// peerMemory is how long a key that called is still taken to be
+	// around: while another accepted key called within it, one key's
+	// failures alone never open the breaker, however many (the
+	// failures of that key alone are its own, not the upstream's).
+	peerMemory = time.Minute
 )
 
 // ReasonCircuitOpen is the Reason of a call the breaker refused: the
@@ -37,18 +77,33 @@ const (
 	BreakerClosed BreakerState = "closed"
 	// BreakerOpen: calls fail at once, none sent, until the cooldown ends.
 	BreakerOpen BreakerState = "open"
-	// BreakerHalfOpen: one call (a probe) is sent at a time; the others
-	// fail at once until an answer closes the breaker.
+	// BreakerHalfOpen: one call (a probe: a GET of an accepted key whose
+	// calls were quick) is sent at a time; the others fail at once until
+	// a probe's answer closes the breaker.
 	BreakerHalfOpen BreakerState = "half_open"
 )
 
-// BreakerOptions configures a Breaker.
+// BreakerOptions configures a Breaker. Zero values mean the defaults.
 type BreakerOptions struct {
-	// Failures in a row open the breaker; 0 means DefaultBreakerFailures.
-	Failures int
+	// Window is how far back calls count; 0 means DefaultBreakerWindow.
+	Window time.Duration
+	// MinCalls is how many calls of accepted keys must have ended within
+	// the window before the breaker may open; 0 means
+	// DefaultBreakerMinCalls.
+	MinCalls int
+	// Ratio is the failure share, weighted per key, that opens the
+	// breaker, in (0, 1]; 0 means DefaultBreakerRatio.
+	Ratio float64
 	// Cooldown is how long the breaker stays open; 0 means
 	// DefaultBreakerCooldown.
 	Cooldown time.Duration
+	// ProbeTimeout bounds a half-open probe, and a call that takes as long
+	// keeps its key from probing for a while; 0 means
+	// DefaultBreakerProbeTimeout.
+	ProbeTimeout time.Duration
+	// Keys bounds the accepted keys remembered; 0 means
+	// DefaultBreakerKeys.
+	Keys int
 	// Log receives one line per change of state; nil means
 	// slog.Default().
 	Log *slog.Logger
@@ -57,41 +112,153 @@ type BreakerOptions struct {
 }
 
 // Breaker is a circuit breaker of one upstream, shared by every client of
-// it (WithBreaker): after Failures calls in a row got no answer or a
-// gateway's 502, 503 or 504 (see isOutage),
-// calls fail at once with ReasonCircuitOpen, sending nothing, for the
-// cooldown; then one call at a time goes through, until one is answered
-// (closed again) or fails (open for another cooldown). Any other answer of
-// the upstream (401, 404, 422, 429, a 500…) is no fault: the upstream is
-// there, and a 500 may be one caller's input, which must not open the
-// circuit for every caller. It is safe for concurrent use.
+// it (WithBreaker). Calls are judged by whose they are, known by the
+// caller's id (Caller.ID, a keyed hash of its key), so that no caller can
+// steer it for the others:
+//
+//   - Only keys the upstream accepted count: a key is accepted once the
+//     upstream answered it 2xx or 4xx other than 401 (Sure authenticates
+//     before anything else), and forgotten at a 401. A stranger's calls
+//     (random keys, revoked ones, a client without an id) are sent while
+//     the breaker is closed, but neither open nor close it, and are
+//     refused while it is open or half-open.
+//   - It opens on a failure share over the last Window, not on failures
+//     in a row: at least MinCalls calls of accepted keys ended in it, and
+//     the mean of each key's own failure share is Ratio or more. Each key
+//     weighs as one, however many calls it makes: a tenant looping on
+//     calls that time out weighs as one tenant. And while another accepted
+//     key called within peerMemory, at least two keys must be failing
+//     (each at Ratio or more): one key's failures alone never open it,
+//     unless it is the only one around (a deployment of one user).
+//   - A failure is no answer (a timeout, a broken connection) or a
+//     gateway's 502, 503 or 504 (isOutage). Any other answer of the
+//     upstream (401, 404, 422, 429, a 500…) is no fault: the upstream is
+//     there, and a 500 may be one caller's input.
+//   - Open, calls fail at once with ReasonCircuitOpen, sending nothing,
+//     for the Cooldown; then it is half-open: one call at a time may
+//     probe, and only a GET of an accepted key none of whose calls was
+//     slow within slowMemory, sent with ProbeTimeout. Its answer closes
+//     the breaker (the window starts afresh), its failure opens it for
+//     another cooldown. Calls sent before it opened tell nothing once it
+//     did.
+//
+// It is safe for concurrent use.
 type Breaker struct {
-	failures int
-	cooldown time.Duration
-	log      *slog.Logger
-	now      func() time.Time
+	window, bucket, cooldown, probeTimeout time.Duration
+	minCalls                               int
+	ratio                                  float64
+	log                                    *slog.Logger
+	now                                    func() time.Time
 
 	mu          sync.Mutex
 	state       BreakerState
 	since       time.Time
-	inARow      int
-	probing     bool // half-open: a call is on its way
+	probing     bool // half-open: a probe is on its way
 	reopenAt    time.Time
 	transitions map[BreakerState]int64 // changes into each state
 	refused     int64                  // calls refused while open
+
+	// keys are the accepted keys, by id, least recently heard first.
+	keys *simplelru.LRU[string, *breakerKey]
+	// active are the accepted keys with calls counted in the window (some
+	// may have aged out: dropped when next seen).
+	active map[string]*breakerKey
+	total  tally // the calls of every accepted key, in the window
+	// recent are the two keys heard last (by counted calls), newest
+	// first: whether another key than a failing one is around.
+	recent [2]peer
+	// tripped is what opened the breaker last, for its log line.
+	tripped trip
 }
+
+// breakerKey is what the breaker knows of one accepted key.
+type breakerKey struct {
+	id    string
+	tally tally
+	// slowUntil: a call of the key that was slow keeps it from probing
+	// until then.
+	slowUntil time.Time
+}
+
+// peer is a key heard at a time.
+type peer struct {
+	id string
+	at time.Time
+}
+
+// trip is the figures that opened the breaker.
+type trip struct {
+	share         float64
+	calls         int
+	keys, failing int
+}
+
+// tally counts calls and their failures in the buckets of a window; each
+// bucket is tagged with its number (time / bucket), so a bucket of an
+// older lap counts for nothing.
+type tally struct {
+	tick   [breakerBuckets]int64
+	calls  [breakerBuckets]uint32
+	faults [breakerBuckets]uint32
+}
+
+func (t *tally) add(tick int64, fault bool) {
+	i := bucketOf(tick)
+	if t.tick[i] != tick {
+		t.tick[i], t.calls[i], t.faults[i] = tick, 0, 0
+	}
+	t.calls[i]++
+	if fault {
+		t.faults[i]++
+	}
+}
+
+// sum returns the calls and failures of the window that ends with bucket
+// tick.
+func (t *tally) sum(tick int64) (calls, faults int) {
+	for i := range breakerBuckets {
+		if at := t.tick[i]; at <= tick && tick-at < breakerBuckets {
+			calls += int(t.calls[i])
+			faults += int(t.faults[i])
+		}
+	}
+	return calls, faults
+}
+
+// subtract takes o's counts (a part of t's) out of t.
+func (t *tally) subtract(o *tally) {
+	for i := range breakerBuckets {
+		if t.tick[i] == o.tick[i] {
+			t.calls[i] -= min(o.calls[i], t.calls[i])
+			t.faults[i] -= min(o.faults[i], t.faults[i])
+		}
+	}
+}
+
+func bucketOf(tick int64) int { return int(uint64(tick) % breakerBuckets) }
 
 // NewBreaker returns a closed Breaker.
 func NewBreaker(opts BreakerOptions) *Breaker {
 	b := &Breaker{
-		failures: opts.Failures, cooldown: opts.Cooldown, log: opts.Log, now: opts.Now,
-		state: BreakerClosed, transitions: map[BreakerState]int64{},
+		window: opts.Window, minCalls: opts.MinCalls, ratio: opts.Ratio, cooldown: opts.Cooldown,
+		probeTimeout: opts.ProbeTimeout, log: opts.Log, now: opts.Now,
+		state: BreakerClosed, transitions: map[BreakerState]int64{}, active: map[string]*breakerKey{},
 	}
-	if b.failures <= 0 {
-		b.failures = DefaultBreakerFailures
+	if b.window <= 0 {
+		b.window = DefaultBreakerWindow
+	}
+	b.bucket = max(b.window/breakerBuckets, 1)
+	if b.minCalls <= 0 {
+		b.minCalls = DefaultBreakerMinCalls
+	}
+	if b.ratio <= 0 || b.ratio > 1 {
+		b.ratio = DefaultBreakerRatio
 	}
 	if b.cooldown <= 0 {
 		b.cooldown = DefaultBreakerCooldown
+	}
+	if b.probeTimeout <= 0 {
+		b.probeTimeout = DefaultBreakerProbeTimeout
 	}
 	if b.log == nil {
 		b.log = slog.Default()
@@ -99,68 +266,229 @@ func NewBreaker(opts BreakerOptions) *Breaker {
 	if b.now == nil {
 		b.now = time.Now
 	}
+	size := opts.Keys
+	if size <= 0 {
+		size = DefaultBreakerKeys
+	}
+	keys, err := simplelru.NewLRU(size, b.forgetLocked)
+	if err != nil {
+		panic(err) // only for a size below 1, excluded above
+	}
+	b.keys = keys
 	b.since = b.now()
 	return b
 }
 
 // WithBreaker returns a copy of c whose calls go through b (nil: none).
-// Probe does not: readiness and the start's check see the upstream as it
-// is.
+// Only the calls of a caller with an id (Caller.ID) can move it. Probe
+// does not go through it: readiness and the start's check see the
+// upstream as it is.
 func (c *Client) WithBreaker(b *Breaker) *Client {
 	cp := *c
 	cp.breaker = b
 	return &cp
 }
 
-// allow reports whether a call may be sent, and whether it is the
-// half-open breaker's probe.
-func (b *Breaker) allow(ctx context.Context) (probe, ok bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	switch {
-	case b.state == BreakerClosed:
-		return false, true
-	case b.probing:
-		b.refused++
-		return false, false
-	case b.state == BreakerOpen && b.now().Before(b.reopenAt):
-		b.refused++
-		return false, false
-	}
-	if b.state == BreakerOpen {
-		b.setLocked(ctx, BreakerHalfOpen)
-	}
-	b.probing = true
-	return true, true
+// breakerTicket is what allow hands a call it lets through, for done.
+type breakerTicket struct {
+	id    string // the caller's id; "" for none
+	probe bool   // the half-open breaker's probe
+	start time.Time
 }
 
-// done records a call's outcome: status is the answer's (0: none came),
-// err the transport's failure; canceled says the caller went away before
-// an answer, which tells nothing of the upstream.
-func (b *Breaker) done(ctx context.Context, probe bool, status int, canceled bool) {
+// allow reports whether a call of the caller with this id (its method
+// says whether it may probe) may be sent, and gives it its ticket.
+func (b *Breaker) allow(ctx context.Context, id, method string) (breakerTicket, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if probe {
+	now := b.now()
+	t := breakerTicket{id: id, start: now}
+	switch {
+	case b.state == BreakerClosed:
+		return t, true
+	case b.state == BreakerOpen && now.Before(b.reopenAt):
+		b.refused++
+		return t, false
+	case b.state == BreakerOpen:
+		b.setLocked(ctx, BreakerHalfOpen)
+	}
+	if b.probing || !b.mayProbeLocked(id, method, now) {
+		b.refused++
+		return t, false
+	}
+	b.probing, t.probe = true, true
+	return t, true
+}
+
+// mayProbeLocked reports whether a call may be the half-open breaker's
+// probe: a GET (a write's outcome would be unknown if the probe's timeout
+// cut it short) of an accepted key with no slow call of late.
+func (b *Breaker) mayProbeLocked(id, method string, now time.Time) bool {
+	if method != http.MethodGet || id == "" {
+		return false
+	}
+	k, ok := b.keys.Peek(id)
+	return ok && !now.Before(k.slowUntil)
+}
+
+// done records the outcome of a call allow let through: status is the
+// answer's (0: none came; -1: not sent after all); canceled says the
+// caller went away before an answer, which tells nothing of the upstream.
+func (b *Breaker) done(ctx context.Context, t breakerTicket, status int, canceled bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if t.probe {
 		b.probing = false
+	}
+	if status < 0 || (canceled && status == 0) {
+		return // not sent, or the caller left: try again with another
+	}
+	now := b.now()
+	k := b.learnLocked(t.id, status)
+	if k != nil && now.Sub(t.start) >= b.probeTimeout {
+		k.slowUntil = now.Add(slowMemory)
 	}
 	fault := isOutage(status)
 	switch {
-	case status < 0, canceled && status == 0: // not sent, or the caller left
+	case t.probe && fault:
+		b.reopenAt = now.Add(b.cooldown)
+		b.setLocked(ctx, BreakerOpen)
 		return
-	case !fault:
-		b.inARow = 0
-		if b.state != BreakerClosed {
-			b.setLocked(ctx, BreakerClosed)
-		}
+	case t.probe:
+		b.setLocked(ctx, BreakerClosed)
+		b.restartLocked()
+		return
+	case k == nil || b.state != BreakerClosed:
+		// A stranger's call; or one sent before the breaker opened,
+		// whose news the probe gives.
 		return
 	}
-	b.inARow++
-	switch {
-	case b.state == BreakerHalfOpen && probe, b.state == BreakerClosed && b.inARow >= b.failures:
-		b.reopenAt = b.now().Add(b.cooldown)
+	b.countLocked(k, now, fault)
+	if fault && b.tripLocked(now) {
+		b.reopenAt = now.Add(b.cooldown)
 		b.setLocked(ctx, BreakerOpen)
 	}
 }
+
+// learnLocked learns from an answer's status whether the caller's key is
+// accepted, and returns its entry, nil for a stranger.
+func (b *Breaker) learnLocked(id string, status int) *breakerKey {
+	if id == "" {
+		return nil
+	}
+	k, known := b.keys.Get(id)
+	switch {
+	case status == http.StatusUnauthorized:
+		if known {
+			b.keys.Remove(id) // forgetLocked drops its calls
+		}
+		return nil
+	case known:
+		return k
+	case accepts(status):
+		k = &breakerKey{id: id}
+		b.keys.Add(id, k)
+		return k
+	}
+	return nil
+}
+
+// accepts reports whether an answer of this status shows that the
+// upstream accepted the key: Sure answers 401 to a key it does not know
+// before anything else, so any other 4xx or a 2xx is an accepted key's.
+// No answer, a gateway's 5xx, an app's 500 or a redirect says nothing of
+// the key.
+func accepts(status int) bool {
+	return (status >= 200 && status < 300) || (status >= 400 && status < 500 && status != http.StatusUnauthorized)
+}
+
+// forgetLocked drops what the breaker counted of a key it forgets (a 401,
+// or pushed out by newer keys); b.mu is held (the LRU calls it).
+func (b *Breaker) forgetLocked(id string, k *breakerKey) {
+	if _, ok := b.active[id]; ok {
+		b.total.subtract(&k.tally)
+		delete(b.active, id)
+	}
+	for i := range b.recent {
+		if b.recent[i].id == id {
+			b.recent[i] = peer{}
+		}
+	}
+}
+
+// countLocked counts a call of accepted key k that ended at now.
+func (b *Breaker) countLocked(k *breakerKey, now time.Time, fault bool) {
+	tick := b.tickOf(now)
+	k.tally.add(tick, fault)
+	b.total.add(tick, fault)
+	b.active[k.id] = k
+	if b.recent[0].id == k.id {
+		b.recent[0].at = now
+	} else {
+		b.recent[1], b.recent[0] = b.recent[0], peer{id: k.id, at: now}
+	}
+}
+
+// tripLocked reports whether the window's calls open the breaker (see
+// Breaker), and notes why in b.tripped. It walks the keys with calls in
+// the window, once the window holds MinCalls calls and a failure came.
+func (b *Breaker) tripLocked(now time.Time) bool {
+	tick := b.tickOf(now)
+	calls, _ := b.total.sum(tick)
+	if calls < b.minCalls {
+		return false
+	}
+	var (
+		shares        float64
+		keys, failing int
+		failer        string
+	)
+	for id, k := range b.active {
+		c, f := k.tally.sum(tick)
+		if c == 0 {
+			delete(b.active, id) // aged out of the window
+			continue
+		}
+		share := float64(f) / float64(c)
+		shares += share
+		keys++
+		if share >= b.ratio {
+			failing++
+			failer = id
+		}
+	}
+	if keys == 0 || shares/float64(keys) < b.ratio {
+		return false
+	}
+	if failing < 2 && b.peerBesidesLocked(failer, now) {
+		return false // one key's failures are its own
+	}
+	b.tripped = trip{share: shares / float64(keys), calls: calls, keys: keys, failing: failing}
+	return true
+}
+
+// peerBesidesLocked reports whether an accepted key other than id called
+// within peerMemory. The newest such key is one of the two heard last.
+func (b *Breaker) peerBesidesLocked(id string, now time.Time) bool {
+	for _, p := range b.recent {
+		if p.id != "" && p.id != id && now.Sub(p.at) < peerMemory {
+			return true
+		}
+	}
+	return false
+}
+
+// restartLocked starts the window afresh: the breaker closed, and what
+// came before its outage says nothing of the upstream now.
+func (b *Breaker) restartLocked() {
+	for _, k := range b.active {
+		k.tally = tally{}
+	}
+	clear(b.active)
+	b.total = tally{}
+}
+
+func (b *Breaker) tickOf(now time.Time) int64 { return now.UnixNano() / int64(b.bucket) }
 
 // isOutage reports whether an answer's status (0: none came) says the
 // upstream is down: no answer, or a gateway's 502, 503 or 504. Any other
@@ -188,9 +516,10 @@ func (b *Breaker) setLocked(ctx context.Context, s BreakerState) {
 			return
 		}
 		b.log.WarnContext(ctx, "upstream circuit open: calls fail at once with UPSTREAM_UNAVAILABLE (circuit_open) until a probe finds the upstream back",
-			"failuresInARow", b.inARow, "retryIn", b.cooldown)
+			"failureShare", b.tripped.share, "calls", b.tripped.calls, "keys", b.tripped.keys, "failingKeys", b.tripped.failing,
+			"window", b.window, "retryIn", b.cooldown)
 	case BreakerHalfOpen:
-		b.log.DebugContext(ctx, "upstream circuit half-open: one call probes the upstream")
+		b.log.DebugContext(ctx, "upstream circuit half-open: a quick call of an accepted key probes the upstream")
 	case BreakerClosed:
 		b.log.InfoContext(ctx, "upstream circuit closed: the upstream answers again", "downFor", for_.Round(time.Millisecond))
 	}

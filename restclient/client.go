@@ -139,6 +139,9 @@ type Client struct {
 	retry    RetryPolicy
 	fetcher  Fetcher
 	breaker  *Breaker // nil: none
+	// callerID names the caller to the breaker (Caller.ID): a keyed hash
+	// of its key, never the key; "" for a client bound to no caller.
+	callerID string
 	now      func() time.Time
 }
 
@@ -275,11 +278,13 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 
 // WithAPIKey returns a copy of c that authenticates as apiKey. The copy
 // has no fetcher: a fetcher is its caller's (its answers are that key's),
-// so it never follows the client to another key.
+// so it never follows the client to another key; nor has it an id (see
+// Caller.ID).
 func (c *Client) WithAPIKey(apiKey string) *Client {
 	cp := *c
 	cp.apiKey = apiKey
 	cp.fetcher = nil
+	cp.callerID = ""
 	return &cp
 }
 
@@ -287,7 +292,13 @@ func (c *Client) WithAPIKey(apiKey string) *Client {
 // request's observer, gate and fetcher (each as With* sets it; nil leaves
 // the client's).
 type Caller struct {
-	APIKey   string
+	APIKey string
+	// ID names the key to the client's Breaker: a stable keyed hash of
+	// APIKey (callerkey.Key.ID), never the key itself. The breaker counts
+	// the calls of the keys the upstream accepted, by their ids; a caller
+	// without one is a stranger to it (its calls neither open nor close
+	// it, nor probe).
+	ID       string
 	Observer Observer
 	Gate     Gate
 	Fetcher  Fetcher
@@ -299,6 +310,7 @@ type Caller struct {
 func (c *Client) For(caller Caller) *Client {
 	cp := *c
 	cp.apiKey = caller.APIKey
+	cp.callerID = caller.ID
 	cp.fetcher = caller.Fetcher
 	if caller.Observer != nil {
 		cp.observer = caller.Observer
@@ -638,14 +650,22 @@ func (c *Client) once(ctx context.Context, method, path string, query url.Values
 
 	// The breaker first: a call it refuses is no call, which the gate
 	// would count against the operation's budget.
-	status, probe := 0, false
+	status := 0
 	if c.breaker != nil {
-		var ok bool
-		if probe, ok = c.breaker.allow(ctx); !ok {
+		ticket, ok := c.breaker.allow(ctx, c.callerID, method)
+		if !ok {
 			return nil, circuitOpen(op)
 		}
-		// Released on every way out: status 0 is no answer.
-		defer func() { c.breaker.done(ctx, probe, status, ctx.Err() != nil) }()
+		// Released on every way out: status 0 is no answer. Whether the
+		// caller left is read from its context, not the probe's below.
+		defer func() { c.breaker.done(ctx, ticket, status, ctx.Err() != nil) }()
+		if ticket.probe {
+			// The probe is quick or a failure: every other call waits
+			// for it.
+			probeCtx, cancel := context.WithTimeout(ctx, c.breaker.probeTimeout)
+			defer cancel()
+			req = req.WithContext(probeCtx)
+		}
 	}
 	if c.gate != nil {
 		if err := c.gate(ctx, method, call.Path, attempt); err != nil {

@@ -2,9 +2,6 @@ package facade_test
 
 import (
 	"bytes"
-	"context"
-	"encoding/json"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -72,34 +69,10 @@ type outageAnswer struct {
 	calls        int    // extensions.upstream.calls
 }
 
-// ask sends a query of categories of a page size of its own (so that no
-// two requests share a GET in flight) and reads the answer.
+// ask sends a query of categories as the demo key (see askAs).
 func ask(t *testing.T, e *env, first int) outageAnswer {
 	t.Helper()
-	q := fmt.Sprintf(`{ categories(first: %d) { totalCount } }`, first)
-	_, ext, err := e.client(restclienttest.DemoKey).ExecRawWithExtensions(context.Background(), q, nil)
-	var a outageAnswer
-	if err != nil {
-		var body struct {
-			Errors []struct {
-				Extensions map[string]any `json:"extensions"`
-			} `json:"errors"`
-		}
-		raw, _ := json.Marshal(map[string]any{"errors": err})
-		if json.Unmarshal(raw, &body) != nil || len(body.Errors) == 0 {
-			t.Fatalf("transport error: %v", err)
-		}
-		a.code, _ = body.Errors[0].Extensions["code"].(string)
-		a.reason, _ = body.Errors[0].Extensions["reason"].(string)
-	}
-	var x extensions
-	if len(ext) > 0 {
-		if err := json.Unmarshal(ext, &x); err != nil {
-			t.Fatal(err)
-		}
-	}
-	a.calls = x.Upstream.Calls
-	return a
+	return askAs(t, e, restclienttest.DemoKey, first)
 }
 
 // The upstream goes down under load: once the breaker opens, answers are
@@ -114,7 +87,7 @@ func TestCircuitBreaker_UpstreamOutage(t *testing.T) {
 	var logs bytes.Buffer
 	var logMu sync.Mutex
 	log := slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &logMu}, nil))
-	breaker := restclient.NewBreaker(restclient.BreakerOptions{Failures: failures, Cooldown: cooldown, Now: clock.now, Log: log})
+	breaker := restclient.NewBreaker(restclient.BreakerOptions{MinCalls: failures, Cooldown: cooldown, Now: clock.now, Log: log})
 	out := &outage{}
 	m := metrics.New()
 	e := newEnv(t, withUpstreamWrapper(out.wrap), withConfig(func(c *facade.Config) {
@@ -147,8 +120,8 @@ func TestCircuitBreaker_UpstreamOutage(t *testing.T) {
 	if st := breaker.Status().State; st != restclient.BreakerOpen {
 		t.Fatalf("after %d failing requests the breaker is %s, want open", requests, st)
 	}
-	// Failures in a row open it; the requests in flight then may add one
-	// attempt and one retry each.
+	// The key's calls failing (at most MinCalls of them) open it; the
+	// requests in flight then may add one attempt and one retry each.
 	if n := out.arrivals.Load(); n > failures+2*workers {
 		t.Errorf("the dead upstream got %d calls for %d requests, want at most %d", n, requests, failures+2*workers)
 	}
@@ -249,7 +222,7 @@ func TestCircuitBreaker_UpstreamOutage(t *testing.T) {
 // not faults: however many, the breaker stays closed.
 func TestCircuitBreaker_ClientErrorsAreNoFault(t *testing.T) {
 	t.Parallel()
-	breaker := restclient.NewBreaker(restclient.BreakerOptions{Failures: 2})
+	breaker := restclient.NewBreaker(restclient.BreakerOptions{MinCalls: 2})
 	e := newEnv(t, withConfig(func(c *facade.Config) { c.Breaker = breaker }))
 	for range 5 {
 		r := e.do("not-a-key", `{ categories(first: 1) { totalCount } }`, nil)
@@ -276,7 +249,7 @@ func rawMetrics(t *testing.T, e *env) string {
 // is never refused circuit_open.
 func TestCircuitBreaker_OneCallersServerErrorsDoNotOpenIt(t *testing.T) {
 	t.Parallel()
-	breaker := restclient.NewBreaker(restclient.BreakerOptions{Failures: 2})
+	breaker := restclient.NewBreaker(restclient.BreakerOptions{MinCalls: 2})
 	e := newEnv(t, withConfig(func(c *facade.Config) { c.Breaker = breaker }))
 	chats := e.upstream.Chats(restclienttest.DemoKey)
 	e.upstream.FailNext("/api/v1/chats/", 20, http.StatusInternalServerError, "application/json",

@@ -43,7 +43,7 @@ func freshFacade(t *testing.T, up *restclienttest.Server, breaker bool) http.Han
 	}
 	cfg := facade.Config{Upstream: client, DisablePlayground: true, Log: slog.New(slog.DiscardHandler)}
 	if breaker {
-		cfg.Breaker = restclient.NewBreaker(restclient.BreakerOptions{Failures: 1, Cooldown: time.Hour, Log: slog.New(slog.DiscardHandler)})
+		cfg.Breaker = restclient.NewBreaker(restclient.BreakerOptions{MinCalls: 1, Cooldown: time.Hour, Log: slog.New(slog.DiscardHandler)})
 	}
 	return facade.New(cfg)
 }

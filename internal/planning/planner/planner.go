@@ -167,7 +167,7 @@ func New(shared *Shared, caller callerkey.Caller) *Planner {
 	// coalescing with other requests in flight, then the network.
 	l.memo = newMemo(restcache.For(l.apiKey, cache, coalescer))
 	l.memo.stale = l.noteStale
-	l.client = shared.Upstream.For(restclient.Caller{APIKey: caller.APIKey(), Observer: l.observe, Gate: l.countingGate, Fetcher: l.memo})
+	l.client = shared.Upstream.For(restclient.Caller{APIKey: caller.APIKey(), ID: caller.Key.ID(), Observer: l.observe, Gate: l.countingGate, Fetcher: l.memo})
 	l.byID = newBatcher(l.lookUp)
 	l.kids = newBatcher(l.planParents)
 	l.families.RetryErrors = true
