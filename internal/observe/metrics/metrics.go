@@ -470,11 +470,11 @@ var (
 
 var (
 	circuitStateDesc = prometheus.NewDesc("suregql_upstream_circuit_state",
-		"1 for the state the upstream's circuit breaker is in (closed: calls are sent; open: calls fail at once with UPSTREAM_UNAVAILABLE, reason circuit_open; half_open: one probe call at a time), 0 for the others.", []string{"state"}, nil)
+		"1 for the state the upstream's circuit breaker is in (closed: calls are sent; open: calls fail at once with UPSTREAM_UNAVAILABLE, reason circuit_open; half_open: one probe at a time, a quick GET of an accepted key), 0 for the others.", []string{"state"}, nil)
 	circuitTransitionsDesc = prometheus.NewDesc("suregql_upstream_circuit_transitions_total",
 		"Changes of state of the upstream's circuit breaker, by the state entered.", []string{"state"}, nil)
 	circuitRefusedDesc = prometheus.NewDesc("suregql_upstream_circuit_refused_total",
-		"Upstream calls not sent because the circuit breaker was open (or its one probe was on its way).", nil, nil)
+		"Upstream calls not sent because the circuit breaker was open, or half-open and the call not its probe.", nil, nil)
 )
 
 // circuitStates are the breaker's states, in the order they are reported.
