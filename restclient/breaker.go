@@ -47,11 +47,13 @@ const (
 	// slides by a tenth of itself.
 	breakerBuckets = 10
 	// slowMemory is how long a key whose call was slow (it timed out, or
-	// took the probe's timeout or longer to answer) may not be the
-	// half-open breaker's probe: a tenant whose calls time out on its own
-	// (a huge import's page) must not hold every caller refused while its
-	// probe runs out of time, again and again. When every key is slow
-	// (the upstream hangs), each may probe again once its mark wore off.
+	// took the probe's timeout or longer to answer) is passed over for
+	// the half-open breaker's probe: a tenant whose calls time out on its
+	// own (a huge import's page) must not hold every caller refused while
+	// its probe runs out of time, again and again. A slow key probes only
+	// when no quick one came for a cooldown after the breaker became
+	// half-open: when the upstream hangs for everyone, every key is slow,
+	// and the breaker still probes once every two cooldowns or so.
 	slowMemory = 30 * time.Second
 	// peerMemory is how long a key that called is still taken to be
 	// around: while another accepted key called within it, one key's
@@ -137,7 +139,8 @@ type BreakerOptions struct {
 //   - Open, calls fail at once with ReasonCircuitOpen, sending nothing,
 //     for the Cooldown; then it is half-open: one call at a time may
 //     probe, and only a GET of an accepted key none of whose calls was
-//     slow within slowMemory, sent with ProbeTimeout. Its answer closes
+//     slow within slowMemory (any accepted key's GET once none such came
+//     for a cooldown), sent with ProbeTimeout. Its answer closes
 //     the breaker (the window starts afresh), its failure opens it for
 //     another cooldown. Calls sent before it opened tell nothing once it
 //     did.
@@ -322,13 +325,14 @@ func (b *Breaker) allow(ctx context.Context, id, method string) (breakerTicket, 
 
 // mayProbeLocked reports whether a call may be the half-open breaker's
 // probe: a GET (a write's outcome would be unknown if the probe's timeout
-// cut it short) of an accepted key with no slow call of late.
+// cut it short) of an accepted key with no slow call of late, or of any
+// accepted key once the breaker waited a cooldown for such a one.
 func (b *Breaker) mayProbeLocked(id, method string, now time.Time) bool {
 	if method != http.MethodGet || id == "" {
 		return false
 	}
 	k, ok := b.keys.Peek(id)
-	return ok && !now.Before(k.slowUntil)
+	return ok && (!now.Before(k.slowUntil) || now.Sub(b.since) >= b.cooldown)
 }
 
 // done records the outcome of a call allow let through: status is the

@@ -320,9 +320,9 @@ func TestBreaker_EachKeyWeighsAsOne(t *testing.T) {
 }
 
 // The probe is a quick GET of an accepted key: not a write, not a key
-// whose call was slow (answered or not) in the last slowMemory; once the
-// mark wore off, that key may probe again (when the whole upstream hangs,
-// every key is slow).
+// whose call was slow (answered or not) in the last slowMemory, unless no
+// quick key came for a cooldown after the breaker became half-open (when
+// the whole upstream hangs, every key is slow).
 func TestBreaker_ProbeIsAQuickRead(t *testing.T) {
 	t.Parallel()
 	r := newBreakerRig(t, BreakerOptions{MinCalls: 2})
@@ -340,12 +340,26 @@ func TestBreaker_ProbeIsAQuickRead(t *testing.T) {
 		t.Error("a write probed")
 	}
 	if r.call(slow, 200) {
-		t.Error("a key whose call was slow probed")
+		t.Error("a key whose call was slow probed while a quick one may still come")
 	}
 	r.want(BreakerHalfOpen)
-	r.now = r.now.Add(slowMemory)
-	if !r.call(slow, 200) {
-		t.Error("once its mark wore off, the slow key could not probe")
+	// No quick key for a cooldown: the slow one probes; the upstream
+	// hangs still, the probe runs out of its time.
+	r.now = r.now.Add(DefaultBreakerCooldown - time.Millisecond)
+	if r.call(slow, 200) {
+		t.Error("the slow key probed before the breaker waited a cooldown for a quick one")
+	}
+	r.now = r.now.Add(time.Millisecond)
+	if !r.callFor(slow, http.MethodGet, 0, DefaultBreakerProbeTimeout) {
+		t.Fatal("no quick key came for a cooldown, and the slow key could not probe")
+	}
+	r.want(BreakerOpen)
+	r.now = r.now.Add(DefaultBreakerCooldown)
+	if r.call(slow, 200) {
+		t.Error("a key whose probe was slow probed again at once")
+	}
+	if !r.call(quick, 200) {
+		t.Error("the quick key could not probe")
 	}
 	r.want(BreakerClosed)
 }
