@@ -67,12 +67,14 @@ type Options struct {
 }
 
 // Handler serves GraphQL over HTTP with exec. It adds the sharing of
-// identical executions (and the inlining of deferred fragments into an
-// answer not streamed, see inlineDeferred) to exec as its innermost
-// response middleware: call it once exec has every other.
+// identical executions to exec as its innermost response middleware, and
+// the answering of a query's @defer in one piece when it is not streamed
+// (oneRead) as its last operation context mutator: call it once exec has
+// every other.
 func Handler(exec *executor.Executor, opts Options) http.Handler {
 	shares := newSharedQueries(Through(opts.Waited...))
 	exec.AroundResponses(shares.middleware)
+	exec.Use(oneRead{})
 	s := &server{exec: exec, opts: opts, shares: shares}
 	var h http.Handler = s
 	h = withDeadline(opts.OperationTimeout, h)

@@ -114,6 +114,10 @@ func execute(ctx context.Context, exec graphql.GraphExecutor, params *graphql.Ra
 // (see streamAnswer).
 func start(ctx context.Context, exec graphql.GraphExecutor, params *graphql.RawParams, header http.Header, media string, stream bool) (int, *graphql.Response, bool, func() *graphql.Response) {
 	params.Headers = header
+	if stream {
+		// A query answered in parts keeps its @defer (see oneRead).
+		ctx = context.WithValue(ctx, streamingKey{}, true)
+	}
 	rc, errs := exec.CreateOperationContext(ctx, params)
 	if errs == nil {
 		errs = deferOutsideQuery(rc)
@@ -131,7 +135,7 @@ func start(ctx context.Context, exec graphql.GraphExecutor, params *graphql.RawP
 		return http.StatusOK, exec.DispatchError(graphql.WithOperationContext(ctx, rc), gqlerror.List{notRun(err)}), media == mediaJSON, nil
 	}
 	if stream && rc.Operation.Operation == ast.Query {
-		ctx = context.WithValue(querylimit.WithStream(detach.Operation(ctx)), streamingKey{}, true)
+		ctx = querylimit.WithStream(detach.Operation(ctx))
 	}
 	responses, ctx := exec.DispatchOperation(ctx, rc)
 	resp := responses(ctx)
