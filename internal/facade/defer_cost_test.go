@@ -3,12 +3,16 @@ package facade_test
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
 	"runtime"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/suregql/suregql/internal/facade"
 	"github.com/suregql/suregql/internal/fake/restclienttest"
 )
 
@@ -106,5 +110,79 @@ func TestDefer_OnePieceCostsWhatTheQueryWithoutDeferCosts(t *testing.T) {
 	}
 	if limit := 10 * (2*plainBytes + 4<<20); batchBytes > limit {
 		t.Errorf("a batch of ten allocated %d KB: want at most %d KB", batchBytes>>10, limit>>10)
+	}
+}
+
+// streamed posts query as Apollo Client does (multipart/mixed accepted)
+// with key, and returns the answer's bytes and its parts, decoded.
+func streamed(t *testing.T, e *env, key, query string) (total int, parts []map[string]json.RawMessage) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"query": query})
+	r := postJSON(t, e, string(body), map[string]string{"Accept": apolloAccept, "X-Api-Key": key})
+	_, params, err := mime.ParseMediaType(r.contentType)
+	if err != nil {
+		t.Fatalf("Content-Type %q: %v", r.contentType, err)
+	}
+	if params["boundary"] == "" { // one piece
+		var p map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(r.raw), &p); err != nil {
+			t.Fatalf("answer %.300s: %v", r.raw, err)
+		}
+		return len(r.raw), []map[string]json.RawMessage{p}
+	}
+	mr := multipart.NewReader(strings.NewReader(r.raw), params["boundary"])
+	for {
+		p, err := mr.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("after %d parts: %v", len(parts), err)
+		}
+		var payload map[string]json.RawMessage
+		if err := json.NewDecoder(p).Decode(&payload); err != nil {
+			t.Fatalf("part %d: %v", len(parts), err)
+		}
+		parts = append(parts, payload)
+	}
+	return len(r.raw), parts
+}
+
+// A streamed @defer over a list (issue 25, row 4: fragments × items) is
+// bounded before any call: 49 fragments over a page of 100 categories of
+// the large family made 3,301 parts, 1.2 MB under a 100 KB cap. The cost
+// model counts the parts (a fragment once per item its list may hold)
+// and refuses past the limit with QUERY_LIMIT_EXCEEDED, at no call.
+func TestDefer_StreamedPartsAreCountedBeforeAnyCall(t *testing.T) {
+	e := newEnv(t, withConfig(func(c *facade.Config) { c.MaxResponseBytes = 100_000 }))
+	before := e.upstream.Calls()
+	total, parts := streamed(t, e, restclienttest.LargeFamilyKey, manyDeferred(true))
+	calls := e.upstream.Calls() - before
+	t.Logf("49 fragments × 100 categories, streamed under a 100,000-byte cap: %d bytes in %d parts, %d upstream calls", total, len(parts), calls)
+	if len(parts) != 1 || total > 2_000 {
+		t.Fatalf("%d bytes in %d parts, want one refusal", total, len(parts))
+	}
+	var errs []struct {
+		Extensions map[string]any
+	}
+	if err := json.Unmarshal(parts[0]["errors"], &errs); err != nil || len(errs) != 1 ||
+		errs[0].Extensions["code"] != "QUERY_LIMIT_EXCEEDED" || errs[0].Extensions["limit"] != "deferredParts" {
+		t.Fatalf("answer %s, want QUERY_LIMIT_EXCEEDED with limit deferredParts", parts[0]["errors"])
+	}
+	if calls != 0 {
+		t.Errorf("%d upstream calls, want none", calls)
+	}
+
+	// Within the limit, one fragment per category of the page: at most
+	// the 100 parts and the initial payload, and every byte within the
+	// cap but the refusal that ends the answer when it is reached.
+	const within = `{ categories(first: 100) { nodes { name ... @defer { parent { name } subcategories(first: 50) { nodes { id name color icon createdAt updatedAt subcategoriesCount parent { id name color icon createdAt } } } } } } }`
+	total, parts = streamed(t, e, restclienttest.LargeFamilyKey, within)
+	t.Logf("one fragment × 100 categories, streamed under a 100,000-byte cap: %d bytes in %d parts", total, len(parts))
+	if total > 100_000+600 || len(parts) > 101 {
+		t.Errorf("%d bytes in %d parts, want at most 100,000 bytes and a refusal, in at most 101 parts", total, len(parts))
+	}
+	if last := parts[len(parts)-1]; string(last["hasNext"]) != "false" {
+		t.Errorf("the last part %s says more follows", last)
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/suregql/suregql/internal/limits/querylimit"
 )
 
 // Incremental delivery (@defer) over multipart/mixed, in the format of
@@ -65,6 +67,12 @@ func answersIncrementally(r *http.Request, req postRequest) bool {
 // middlewares: each carries the request id, extensions.upstream (the calls
 // made so far) and the response-size limit.
 //
+// The response cap holds for every byte written (querylimit.Stream): the
+// first part that would pass it is replaced by its refusal
+// (RESPONSE_TOO_LARGE), written as the last part ("hasNext": false) before
+// the closing boundary; the operation's upstream calls then end as if the
+// client had left, and its remaining fragments are drained, unwritten.
+//
 // The query runs on a context the request's end does not cancel (see
 // package detach): gqlgen's executor waits for each deferred fragment
 // without watching any context, and a fragment is sent only while the
@@ -75,7 +83,13 @@ func answersIncrementally(r *http.Request, req postRequest) bool {
 func (s *server) streamAnswer(w http.ResponseWriter, r *http.Request, req postRequest) {
 	ctx := r.Context()
 	media := answerMedia(r.Header.Get("Accept"))
-	status, first, withData, next := start(ctx, s.exec, req.params, r.Header, media, true)
+	// The request as the operation's calls see it (detach.Live): it ends
+	// with the client, at its deadline, or when the answer is cut short.
+	// Its parts are counted together, from before it runs (the deferred
+	// parts, querylimit.ComplexityLimit) to its last byte (the cap).
+	op, stop := context.WithCancel(querylimit.WithStream(ctx))
+	defer stop()
+	status, first, withData, next := start(op, s.exec, req.params, r.Header, media, true)
 	if first.HasNext == nil || next == nil {
 		w.Header().Set("Content-Type", media)
 		if secs, ok := rateLimitedFor(respErrors(first)); ok {
@@ -98,19 +112,18 @@ func (s *server) streamAnswer(w http.ResponseWriter, r *http.Request, req postRe
 		// have none), and its fragments drained.
 		_ = rc.SetWriteDeadline(d.Add(streamWriteMargin))
 	}
-	b, err := appendAnswer([]byte("--"+multipartBoundary+"\r\n"+partHeader), first, true)
-	if err != nil {
-		panic(err) // recovered by ServeHTTP; an answer that cannot be encoded is a bug
-	}
-	hasNext, gone := *first.HasNext, false
+	enc := &partEncoder{sent: querylimit.StreamOf(op), stop: stop}
+	resp, ended := first, false
 	for {
-		if !gone {
-			b = appendBoundary(b, hasNext)
+		hasNext := resp.HasNext != nil && *resp.HasNext
+		if !ended {
+			b, last := enc.encode(resp, hasNext)
+			ended = last
 			// Past the deadline the client is still there: the fragments
 			// that failed with it, and the closing boundary, are its to
 			// read. Only a client that left (or a failed write) ends it.
 			if _, err := w.Write(b); err != nil || errors.Is(ctx.Err(), context.Canceled) {
-				gone = true // the client left: the rest is drained, unwritten
+				ended = true // the client left: the rest is drained, unwritten
 			} else {
 				_ = rc.Flush()
 			}
@@ -118,20 +131,62 @@ func (s *server) streamAnswer(w http.ResponseWriter, r *http.Request, req postRe
 		if !hasNext {
 			return
 		}
-		resp := next()
+		resp = next()
 		if resp == nil { // the executor had no fragment left after all
 			resp = &graphql.Response{Errors: gqlerror.List{gqlerror.Errorf("the executor ended the answer before its deferred fragments")}}
 		}
-		hasNext = resp.HasNext != nil && *resp.HasNext
-		if gone {
-			continue
-		}
-		b = append(b[:0], partHeader...)
-		b, err = appendSubsequent(b, resp, hasNext)
-		if err != nil {
-			panic(err)
-		}
 	}
+}
+
+// partEncoder encodes the parts of a streamed answer, each against the
+// response cap.
+type partEncoder struct {
+	sent    *querylimit.Stream
+	stop    func() // ends the operation's upstream calls
+	buf     []byte
+	started bool // the initial payload is encoded
+}
+
+// encode returns resp's part as written: its header (after the opening
+// boundary, for the initial payload), its payload and the delimiter
+// after it; last reports that it ends the answer: hasNext false, or the
+// part the cap refused, whose refusal it is instead (and the operation's
+// calls are stopped). The bytes are the encoder's until the next call.
+func (e *partEncoder) encode(resp *graphql.Response, hasNext bool) (b []byte, last bool) {
+	initial := !e.started
+	e.started = true
+	prefix := partHeader
+	if initial {
+		prefix = "--" + multipartBoundary + "\r\n" + partHeader
+	}
+	b = appendPart(append(e.buf[:0], prefix...), resp, initial, hasNext)
+	if refusal := e.sent.Admit(len(b)); refusal != nil {
+		// Past the cap: the refusal, in the part's place, ends the
+		// answer, and the operation's calls end.
+		b = appendPart(b[:len(prefix)], &graphql.Response{Errors: gqlerror.List{refusal}, Extensions: resp.Extensions,
+			Path: resp.Path, Label: resp.Label}, initial, false)
+		e.stop()
+		hasNext = false
+	}
+	e.buf = b
+	return b, !hasNext
+}
+
+// appendPart appends resp's payload, the initial one or a subsequent one,
+// and the delimiter after it; hasNext is the payload's.
+func appendPart(b []byte, resp *graphql.Response, initial, hasNext bool) []byte {
+	var err error
+	if initial {
+		payload := *resp
+		payload.HasNext = &hasNext
+		b, err = appendAnswer(b, &payload, true)
+	} else {
+		b, err = appendSubsequent(b, resp, hasNext)
+	}
+	if err != nil {
+		panic(err) // recovered by ServeHTTP; an answer that cannot be encoded is a bug
+	}
+	return appendBoundary(b, hasNext)
 }
 
 // appendBoundary appends the delimiter after a part: the next part's

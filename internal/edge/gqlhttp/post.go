@@ -15,7 +15,6 @@ import (
 
 	"github.com/suregql/suregql/graph"
 	"github.com/suregql/suregql/internal/edge/detach"
-	"github.com/suregql/suregql/internal/limits/querylimit"
 	"github.com/suregql/suregql/restclient"
 )
 
@@ -135,7 +134,7 @@ func start(ctx context.Context, exec graphql.GraphExecutor, params *graphql.RawP
 		return http.StatusOK, exec.DispatchError(graphql.WithOperationContext(ctx, rc), gqlerror.List{notRun(err)}), media == mediaJSON, nil
 	}
 	if stream && rc.Operation.Operation == ast.Query {
-		ctx = querylimit.WithStream(detach.Operation(ctx))
+		ctx = detach.Operation(ctx)
 	}
 	responses, ctx := exec.DispatchOperation(ctx, rc)
 	resp := responses(ctx)
