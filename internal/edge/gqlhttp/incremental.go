@@ -6,6 +6,7 @@ import (
 	"errors"
 	"mime"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -89,8 +90,8 @@ func (s *server) streamAnswer(w http.ResponseWriter, r *http.Request, req postRe
 	// parts, querylimit.ComplexityLimit) to its last byte (the cap).
 	op, stop := context.WithCancel(querylimit.WithStream(ctx))
 	defer stop()
-	status, first, withData, next := start(op, s.exec, req.params, r.Header, media, true)
-	if first.HasNext == nil || next == nil {
+	status, first, withData, rest := start(op, s.exec, req.params, r.Header, media, true)
+	if first.HasNext == nil || rest == nil {
 		w.Header().Set("Content-Type", media)
 		if secs, ok := rateLimitedFor(respErrors(first)); ok {
 			setRetryAfter(w.Header(), secs)
@@ -112,63 +113,120 @@ func (s *server) streamAnswer(w http.ResponseWriter, r *http.Request, req postRe
 		// have none), and its fragments drained.
 		_ = rc.SetWriteDeadline(d.Add(streamWriteMargin))
 	}
-	enc := &partEncoder{sent: querylimit.StreamOf(op), stop: stop}
+	enc := &partEncoder{sent: querylimit.StreamOf(op), stop: stop, shape: s.defers.shaper(rest.op)}
 	resp, ended := first, false
 	for {
-		hasNext := resp.HasNext != nil && *resp.HasNext
+		more := resp.HasNext != nil && *resp.HasNext // the executor yields more
 		if !ended {
-			b, last := enc.encode(resp, hasNext)
+			b, last := enc.encode(resp, more)
 			ended = last
 			// Past the deadline the client is still there: the fragments
 			// that failed with it, and the closing boundary, are its to
 			// read. Only a client that left (or a failed write) ends it.
-			if _, err := w.Write(b); err != nil || errors.Is(ctx.Err(), context.Canceled) {
+			if len(b) == 0 {
+				// held: its object is still to come
+			} else if _, err := w.Write(b); err != nil || errors.Is(ctx.Err(), context.Canceled) {
 				ended = true // the client left: the rest is drained, unwritten
 			} else {
 				_ = rc.Flush()
 			}
 		}
-		if !hasNext {
+		if !more {
 			return
 		}
-		resp = next()
+		resp = rest.next()
 		if resp == nil { // the executor had no fragment left after all
 			resp = &graphql.Response{Errors: gqlerror.List{gqlerror.Errorf("the executor ended the answer before its deferred fragments")}}
 		}
 	}
 }
 
-// partEncoder encodes the parts of a streamed answer, each against the
-// response cap.
+// partEncoder encodes the parts of a streamed answer: the initial
+// payload, then each fragment once the object it patches was delivered
+// (payloadShaper.ready: gqlgen may yield a fragment nested in another
+// first), each against the response cap.
 type partEncoder struct {
 	sent    *querylimit.Stream
-	stop    func() // ends the operation's upstream calls
+	stop    func()         // ends the operation's upstream calls
+	shape   *payloadShaper // leaves the deferred fields out; nil: none
+	held    []*graphql.Response
 	buf     []byte
 	started bool // the initial payload is encoded
 }
 
-// encode returns resp's part as written: its header (after the opening
-// boundary, for the initial payload), its payload and the delimiter
-// after it; last reports that it ends the answer: hasNext false, or the
-// part the cap refused, whose refusal it is instead (and the operation's
-// calls are stopped). The bytes are the encoder's until the next call.
-func (e *partEncoder) encode(resp *graphql.Response, hasNext bool) (b []byte, last bool) {
-	initial := !e.started
-	e.started = true
+// encode returns the parts resp lets out, as written: the initial
+// payload, or each fragment now ready (resp, and those held for it),
+// each with its header (after the opening boundary, for the initial
+// payload), its payload and the delimiter after it; more tells whether
+// the executor yields more. last reports that they end the answer: the
+// executor's last fragment (those still held patch an object that never
+// came, and are dropped), or the part the cap refused, whose refusal is
+// written instead (and the operation's calls are stopped). The bytes are
+// the encoder's until the next call.
+func (e *partEncoder) encode(resp *graphql.Response, more bool) (b []byte, last bool) {
+	b = e.buf[:0]
+	defer func() { e.buf = b }()
+	if !e.started {
+		e.started = true
+		initial := *resp
+		initial.Data = e.shape.initial(resp.Data)
+		return e.append(b, &initial, true, more)
+	}
+	e.held = append(e.held, resp)
+	ready := e.release()
+	if !more {
+		e.held = nil
+	}
+	for i, r := range ready {
+		b, last = e.append(b, r, false, more || len(e.held) > 0 || i < len(ready)-1)
+		if last {
+			return b, true
+		}
+	}
+	if !more && len(ready) == 0 {
+		// The last fragments were held for objects that never came: the
+		// answer ends with a payload saying so.
+		return e.append(b, &graphql.Response{}, false, false)
+	}
+	return b, false
+}
+
+// release returns the held fragments whose objects are delivered, in the
+// order they came, shaped: delivering one may let another out.
+func (e *partEncoder) release() []*graphql.Response {
+	var ready []*graphql.Response
+	for {
+		i := slices.IndexFunc(e.held, func(r *graphql.Response) bool { return e.shape.ready(r.Path) })
+		if i < 0 {
+			return ready
+		}
+		r := *e.held[i]
+		e.held = slices.Delete(e.held, i, i+1)
+		if len(r.Data) > 0 {
+			r.Data = e.shape.fragment(r.Path, r.Data)
+		}
+		ready = append(ready, &r)
+	}
+}
+
+// append appends resp's part; last reports that it ends the answer:
+// hasNext false, or the cap refused it and its refusal was appended
+// instead.
+func (e *partEncoder) append(b []byte, resp *graphql.Response, initial, hasNext bool) ([]byte, bool) {
+	start := len(b)
 	prefix := partHeader
 	if initial {
 		prefix = "--" + multipartBoundary + "\r\n" + partHeader
 	}
-	b = appendPart(append(e.buf[:0], prefix...), resp, initial, hasNext)
-	if refusal := e.sent.Admit(len(b)); refusal != nil {
+	b = appendPart(append(b, prefix...), resp, initial, hasNext)
+	if refusal := e.sent.Admit(len(b) - start); refusal != nil {
 		// Past the cap: the refusal, in the part's place, ends the
 		// answer, and the operation's calls end.
-		b = appendPart(b[:len(prefix)], &graphql.Response{Errors: gqlerror.List{refusal}, Extensions: resp.Extensions,
+		b = appendPart(b[:start+len(prefix)], &graphql.Response{Errors: gqlerror.List{refusal}, Extensions: resp.Extensions,
 			Path: resp.Path, Label: resp.Label}, initial, false)
 		e.stop()
-		hasNext = false
+		return b, true
 	}
-	e.buf = b
 	return b, !hasNext
 }
 
@@ -210,19 +268,21 @@ type incrementalItem struct {
 }
 
 // appendSubsequent appends a subsequent payload: the fragment resp
-// answers, and resp's extensions (request id, the calls so far) at the
-// payload's top level, where clients read them.
+// answers (none for an empty resp), and resp's extensions (request id,
+// the calls so far) at the payload's top level, where clients read them.
 func appendSubsequent(b []byte, resp *graphql.Response, hasNext bool) ([]byte, error) {
 	payload := struct {
-		Incremental []incrementalItem `json:"incremental"`
+		Incremental []incrementalItem `json:"incremental,omitempty"`
 		HasNext     bool              `json:"hasNext"`
 		Extensions  map[string]any    `json:"extensions,omitempty"`
 	}{HasNext: hasNext, Extensions: resp.Extensions}
-	data := resp.Data
-	if len(data) == 0 {
-		data = json.RawMessage("null")
-	}
-	payload.Incremental = []incrementalItem{{Data: data, Errors: resp.Errors, Label: resp.Label, Path: resp.Path, HasNext: resp.HasNext}}
+	if resp.Data != nil || resp.Errors != nil || resp.Path != nil || resp.Label != "" {
+		data := resp.Data
+		if len(data) == 0 {
+			data = json.RawMessage("null")
+		}
+		payload.Incremental = []incrementalItem{{Data: data, Errors: resp.Errors, Label: resp.Label, Path: resp.Path, HasNext: resp.HasNext}}
+	} // else no fragment: a payload that only ends the answer
 	out, err := json.Marshal(payload)
 	return append(b, out...), err
 }

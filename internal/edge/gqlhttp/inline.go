@@ -10,44 +10,61 @@ import (
 )
 
 // streamingKey marks the context of a request streamAnswer delivers in
-// parts: its query keeps its @defer.
+// parts: its query keeps its @defer (see deferSupport).
 type streamingKey struct{}
 
-// oneRead answers a query holding @defer that is not answered in parts (a
-// client that does not accept multipart/mixed, a batch, a GET,
-// graphql-sse, a WebSocket) as if it had no @defer, which incremental
+// deferSupport is how the facade answers @defer, as a gqlgen extension
+// (it keeps the schema, which shapes a streamed answer's payloads: see
+// payloadShaper).
+//
+// A query holding @defer that is not answered in parts (a client that
+// does not accept multipart/mixed, a batch, a GET, graphql-sse, a
+// WebSocket) is answered as if it had no @defer, which incremental
 // delivery lets a server do ("a server may ignore @defer"): its execution
 // makes no deferred part, so the answer is built once, on the request's
 // context and deadline, at the cost of the same query without @defer.
-// (gqlgen's executor would answer the initial payload alone, the deferred
-// fields null and "hasNext": true, and set every deferred fragment in
-// place afterwards cost a decoding and encoding of the whole answer per
-// part: 1.7 CPU-s for 49 fragments over a page of 100 categories.)
-//
-// It is an operation context mutator: it runs once the operation is
-// validated and its limits checked, before anything executes it.
-type oneRead struct{}
+// (gqlgen's executor would answer the initial payload alone, the
+// deferred fields null and "hasNext": true, and setting every deferred
+// fragment in place afterwards cost a decoding and encoding of the whole
+// answer per part: 1.7 CPU-s for 49 fragments over a page of 100
+// categories.) That is an operation context mutation: it runs once the
+// operation is validated and its limits checked, before anything
+// executes it.
+type deferSupport struct {
+	schema *ast.Schema
+	// deferrable reports whether the executor defers a field (see
+	// Options.Deferrable).
+	deferrable func(object, field string) bool
+}
 
 var _ interface {
 	graphql.HandlerExtension
 	graphql.OperationContextMutator
-} = oneRead{}
+} = (*deferSupport)(nil)
 
 // ExtensionName names the extension for gqlgen.
-func (oneRead) ExtensionName() string { return "DeferAnsweredInOnePiece" }
+func (*deferSupport) ExtensionName() string { return "Defer" }
 
-// Validate accepts any schema.
-func (oneRead) Validate(graphql.ExecutableSchema) error { return nil }
+// Validate keeps the schema.
+func (d *deferSupport) Validate(es graphql.ExecutableSchema) error {
+	d.schema = es.Schema()
+	return nil
+}
 
 // MutateOperationContext swaps a query's operation and document for
 // copies without @defer, unless its answer is streamed.
-func (oneRead) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
+func (*deferSupport) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
 	if ctx.Value(streamingKey{}) != nil || oc.Operation == nil || oc.Operation.Operation != ast.Query ||
 		oc.Doc == nil || !strings.Contains(oc.RawQuery, "defer") {
 		return nil
 	}
 	oc.Doc, oc.Operation = withoutDefer(oc.Doc, oc.Operation)
 	return nil
+}
+
+// shaper returns the payload shaper of a streamed operation.
+func (d *deferSupport) shaper(oc *graphql.OperationContext) *payloadShaper {
+	return newPayloadShaper(oc, d.schema, d.deferrable)
 }
 
 // withoutDefer returns doc and op without their @defer directives. The

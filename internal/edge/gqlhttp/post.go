@@ -107,14 +107,20 @@ func execute(ctx context.Context, exec graphql.GraphExecutor, params *graphql.Ra
 	return status, resp, withData
 }
 
+// deferredParts is what follows a streamed operation's initial payload.
+type deferredParts struct {
+	op   *graphql.OperationContext
+	next func() *graphql.Response // the next deferred fragment
+}
+
 // start runs one operation as execute does; for an answer that streams,
 // it also returns what yields its later answers (the deferred fragments;
 // nil when it did not run), and a query then runs past its request's end
 // (see streamAnswer).
-func start(ctx context.Context, exec graphql.GraphExecutor, params *graphql.RawParams, header http.Header, media string, stream bool) (int, *graphql.Response, bool, func() *graphql.Response) {
+func start(ctx context.Context, exec graphql.GraphExecutor, params *graphql.RawParams, header http.Header, media string, stream bool) (int, *graphql.Response, bool, *deferredParts) {
 	params.Headers = header
 	if stream {
-		// A query answered in parts keeps its @defer (see oneRead).
+		// A query answered in parts keeps its @defer (see deferSupport).
 		ctx = context.WithValue(ctx, streamingKey{}, true)
 	}
 	rc, errs := exec.CreateOperationContext(ctx, params)
@@ -151,7 +157,7 @@ func start(ctx context.Context, exec graphql.GraphExecutor, params *graphql.RawP
 	if !stream {
 		return http.StatusOK, resp, true, nil
 	}
-	return http.StatusOK, resp, true, func() *graphql.Response { return responses(ctx) }
+	return http.StatusOK, resp, true, &deferredParts{op: rc, next: func() *graphql.Response { return responses(ctx) }}
 }
 
 // notRun is the error of an operation not run because its request's
