@@ -118,17 +118,17 @@ func (s *server) streamAnswer(w http.ResponseWriter, r *http.Request, req postRe
 	for {
 		more := resp.HasNext != nil && *resp.HasNext // the executor yields more
 		if !ended {
-			b, last := enc.encode(resp, more)
+			b, last := enc.encode(resp, more) // nothing when resp is held
 			ended = last
 			// Past the deadline the client is still there: the fragments
 			// that failed with it, and the closing boundary, are its to
 			// read. Only a client that left (or a failed write) ends it.
-			if len(b) == 0 {
-				// held: its object is still to come
-			} else if _, err := w.Write(b); err != nil || errors.Is(ctx.Err(), context.Canceled) {
-				ended = true // the client left: the rest is drained, unwritten
-			} else {
-				_ = rc.Flush()
+			if len(b) > 0 {
+				if _, err := w.Write(b); err != nil || errors.Is(ctx.Err(), context.Canceled) {
+					ended = true // the client left: the rest is drained, unwritten
+				} else {
+					_ = rc.Flush()
+				}
 			}
 		}
 		if !more {

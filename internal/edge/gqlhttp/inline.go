@@ -23,13 +23,12 @@ type streamingKey struct{}
 // delivery lets a server do ("a server may ignore @defer"): its execution
 // makes no deferred part, so the answer is built once, on the request's
 // context and deadline, at the cost of the same query without @defer.
-// (gqlgen's executor would answer the initial payload alone, the
-// deferred fields null and "hasNext": true, and setting every deferred
-// fragment in place afterwards cost a decoding and encoding of the whole
-// answer per part: 1.7 CPU-s for 49 fragments over a page of 100
-// categories.) That is an operation context mutation: it runs once the
-// operation is validated and its limits checked, before anything
-// executes it.
+// (Executed with its @defer, the answer comes in parts, one per fragment
+// per item; setting each in place in one answer cost a decoding and an
+// encoding of the whole answer per part: 1.7 CPU-s for 49 fragments over
+// a page of 100 categories.) That is an operation context mutation: it
+// runs once the operation is validated and its limits checked, before
+// anything executes it.
 type deferSupport struct {
 	schema *ast.Schema
 	// deferrable reports whether the executor defers a field (see

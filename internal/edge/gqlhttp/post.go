@@ -107,8 +107,8 @@ func execute(ctx context.Context, exec graphql.GraphExecutor, params *graphql.Ra
 	return status, resp, withData
 }
 
-// deferredParts is what follows a streamed operation's initial payload.
-type deferredParts struct {
+// laterParts is what follows a streamed operation's initial payload.
+type laterParts struct {
 	op   *graphql.OperationContext
 	next func() *graphql.Response // the next deferred fragment
 }
@@ -117,7 +117,7 @@ type deferredParts struct {
 // it also returns what yields its later answers (the deferred fragments;
 // nil when it did not run), and a query then runs past its request's end
 // (see streamAnswer).
-func start(ctx context.Context, exec graphql.GraphExecutor, params *graphql.RawParams, header http.Header, media string, stream bool) (int, *graphql.Response, bool, *deferredParts) {
+func start(ctx context.Context, exec graphql.GraphExecutor, params *graphql.RawParams, header http.Header, media string, stream bool) (int, *graphql.Response, bool, *laterParts) {
 	params.Headers = header
 	if stream {
 		// A query answered in parts keeps its @defer (see deferSupport).
@@ -157,7 +157,7 @@ func start(ctx context.Context, exec graphql.GraphExecutor, params *graphql.RawP
 	if !stream {
 		return http.StatusOK, resp, true, nil
 	}
-	return http.StatusOK, resp, true, &deferredParts{op: rc, next: func() *graphql.Response { return responses(ctx) }}
+	return http.StatusOK, resp, true, &laterParts{op: rc, next: func() *graphql.Response { return responses(ctx) }}
 }
 
 // notRun is the error of an operation not run because its request's
