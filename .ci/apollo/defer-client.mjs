@@ -29,7 +29,7 @@ export const CHAT = gql`
 `;
 
 // watchChat calls onResult with each state of the answer: first the title,
-// its messages null and loading true (the deferred part is on its way),
+// without its messages and loading true (the deferred part is on its way),
 // then with the messages and loading false.
 export function watchChat(client, onResult) {
   return client.watchQuery({ query: CHAT }).subscribe(onResult);

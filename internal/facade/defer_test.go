@@ -79,8 +79,8 @@ func TestDefer_Multipart(t *testing.T) {
 		}
 	}
 	readPart(t, parts, &initial)
-	if c := initial.Data.Chats; len(c.Nodes) != 1 || c.Nodes[0]["title"] == nil || string(c.Nodes[0]["messages"]) != "null" || initial.HasNext == nil || !*initial.HasNext {
-		t.Fatalf("initial payload: %+v, want the chat's title, its messages null (deferred) and hasNext true", initial)
+	if c := initial.Data.Chats; len(c.Nodes) != 1 || c.Nodes[0]["title"] == nil || c.Nodes[0]["messages"] != nil || initial.HasNext == nil || !*initial.HasNext {
+		t.Fatalf("initial payload: %+v, want the chat's title, not its (deferred) messages, and hasNext true", initial)
 	}
 	if initial.Extensions.RequestID == "" {
 		t.Error("the initial payload has no extensions.requestId")
@@ -623,12 +623,12 @@ func TestDefer_MutationRefused(t *testing.T) {
 	}
 }
 
-// streamWithCap posts q as Apollo Client would to a facade whose answers
-// are capped at maxBytes of data, and returns the recorded answer.
-func streamWithCap(t *testing.T, q string, maxBytes int) *httptest.ResponseRecorder {
+// streamWithCap posts q as Apollo Client would to a facade over upstream
+// whose answers are capped at maxBytes, and returns the recorded answer.
+func streamWithCap(t *testing.T, upstream http.Handler, q string, maxBytes int) *httptest.ResponseRecorder {
 	t.Helper()
 	client, err := restclient.New("http://sure.test", restclient.WithHTTPClient(&http.Client{
-		Transport: facade.HandlerTransport{Handler: restclienttest.New()},
+		Transport: facade.HandlerTransport{Handler: upstream},
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -645,92 +645,167 @@ func streamWithCap(t *testing.T, q string, maxBytes int) *httptest.ResponseRecor
 	return rec
 }
 
-// The response cap bounds a streamed answer's parts together, as one
-// answer: a fragment past it is refused with RESPONSE_TOO_LARGE at its
-// path, the answer goes on to its closing boundary, and nothing of the
-// operation stays parked (the bubble fails the test otherwise). Each part
-// under the cap alone no longer lets a query answer many times the cap.
-func TestDefer_ResponseCapCountsEveryPart(t *testing.T) {
+// streamedPart is a part of a streamed answer: its payload, and its bytes
+// on the wire (its header, its payload and the delimiter after it).
+type streamedPart struct {
+	Data        json.RawMessage
+	Errors      []struct{ Extensions map[string]any }
+	HasNext     bool
+	Incremental []struct {
+		Data   json.RawMessage
+		Label  string
+		Path   []any
+		Errors []struct{ Extensions map[string]any }
+	}
+}
+
+// refusedAt returns the RESPONSE_TOO_LARGE error of p, nil when it has
+// none.
+func (p streamedPart) refused() map[string]any {
+	errs := p.Errors
+	if len(p.Incremental) == 1 {
+		errs = p.Incremental[0].Errors
+	}
+	if len(errs) == 1 && errs[0].Extensions["code"] == "RESPONSE_TOO_LARGE" {
+		return errs[0].Extensions
+	}
+	return nil
+}
+
+// readParts reads every part of a recorded multipart answer, to its
+// closing boundary.
+func readParts(t *testing.T, rec *httptest.ResponseRecorder) []streamedPart {
+	t.Helper()
+	_, params, err := mime.ParseMediaType(rec.Header().Get("Content-Type"))
+	if err != nil || params["boundary"] == "" {
+		t.Fatalf("Content-Type %q, want multipart: %s", rec.Header().Get("Content-Type"), rec.Body)
+	}
+	parts := multipart.NewReader(bytes.NewReader(rec.Body.Bytes()), params["boundary"])
+	var all []streamedPart
+	for {
+		p, err := parts.NextPart()
+		if err == io.EOF {
+			return all
+		}
+		if err != nil {
+			t.Fatalf("after %d parts: %v (want the closing boundary)", len(all), err)
+		}
+		var payload streamedPart
+		if err := json.NewDecoder(p).Decode(&payload); err != nil {
+			t.Fatalf("part %d: %v", len(all), err)
+		}
+		all = append(all, payload)
+	}
+}
+
+// capDefer is three chats, each with its messages deferred.
+const capDefer = `{ chats(first: 3) { nodes { title ... @defer(label: "m") { messages(first: 5) { nodes { content } } } } } }`
+
+// The response cap bounds every byte of a streamed answer (the parts'
+// headers, extensions and boundaries too, not only their data): the part
+// that would pass it is replaced by RESPONSE_TOO_LARGE in its place, as
+// the last part (hasNext false), and the closing boundary follows. (The
+// cap counted the data alone, and parts kept coming after the refusal:
+// under a 100 KB cap an answer streamed 1.2 MB.) Nothing of the operation
+// stays parked (the bubble fails the test otherwise).
+func TestDefer_ResponseCapCountsEveryByte(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		const maxBytes, chats = 400, 3 // the initial payload and one fragment fit; not all
-		rec := streamWithCap(t, fmt.Sprintf(`{ chats(first: %d) { nodes { title ... @defer(label: "m") { messages(first: 5) { nodes { content } } } } } }`, chats), maxBytes)
-		_, params, _ := mime.ParseMediaType(rec.Header().Get("Content-Type"))
-		parts := multipart.NewReader(rec.Body, params["boundary"])
-		var initial struct {
-			Data    json.RawMessage
-			HasNext bool
+		// The initial payload and one fragment fit (about 430 and 550
+		// bytes), two fragments do not; the data of all four parts would
+		// (under 1 KB).
+		const maxBytes = 1200
+		rec := streamWithCap(t, restclienttest.New(), capDefer, maxBytes)
+		parts := readParts(t, rec)
+		if len(parts) != 3 {
+			t.Fatalf("%d parts, want the initial payload, a fragment and the refusal: %s", len(parts), rec.Body)
 		}
-		readPart(t, parts, &initial)
-		if !initial.HasNext {
-			t.Fatalf("initial payload %+v, want hasNext true", initial)
+		if !parts[0].HasNext || !parts[1].HasNext || parts[0].refused() != nil || parts[1].refused() != nil {
+			t.Errorf("parts %+v, want the initial payload and a fragment, more to come", parts[:2])
 		}
-		delivered, refused := len(initial.Data), 0
-		for i := range chats {
-			var later struct {
-				HasNext     bool
-				Incremental []struct {
-					Data   json.RawMessage
-					Label  string
-					Path   []any
-					Errors []struct{ Extensions map[string]any }
-				}
-			}
-			readPart(t, parts, &later)
-			if len(later.Incremental) != 1 || later.HasNext != (i < chats-1) {
-				t.Fatalf("payload %d: %+v, want one fragment, hasNext %v", i+1, later, i < chats-1)
-			}
-			frag := later.Incremental[0]
-			if frag.Label != "m" || len(frag.Path) != 3 {
-				t.Errorf("fragment %+v, want its label and path", frag)
-			}
-			if len(frag.Errors) > 0 && frag.Errors[0].Extensions["code"] == "RESPONSE_TOO_LARGE" {
-				refused++
-				continue
-			}
-			delivered += len(frag.Data)
+		last := parts[2]
+		if last.HasNext || last.refused() == nil || len(last.Incremental) != 1 || last.Incremental[0].Label != "m" ||
+			len(last.Incremental[0].Path) != 3 || string(last.Incremental[0].Data) != "null" {
+			t.Fatalf("last part %+v, want RESPONSE_TOO_LARGE in the fragment's place, no data, hasNext false", last)
 		}
-		if refused == 0 || delivered > maxBytes {
-			t.Errorf("%d bytes of data delivered, %d fragments refused; want at most %d bytes, the rest refused", delivered, refused, maxBytes)
+		if got := last.refused()["max"]; got != float64(maxBytes) {
+			t.Errorf("max %v, want %d", got, maxBytes)
 		}
-		if _, err := parts.NextPart(); err != io.EOF {
-			t.Errorf("after the last fragment: %v, want the closing boundary", err)
+		// What was written before the refusal fits; the refusal itself
+		// is a few hundred bytes.
+		refusal := rec.Body.Len() - bytes.LastIndex(rec.Body.Bytes()[:rec.Body.Len()-len("\r\n---\r\n")], []byte("\r\n---\r\n"))
+		if before := rec.Body.Len() - refusal; before > maxBytes || refusal > 600 {
+			t.Errorf("%d bytes before the refusal, %d in it: want at most %d, then a short part", before, refusal, maxBytes)
 		}
 	})
 }
 
-// An initial payload over the cap is refused in its place and every
-// fragment after it alike, to the closing boundary: nothing stays parked
-// (the bubble fails the test otherwise).
+// upstreamOneAtATime holds every read of one chat (a deferred fragment's
+// call) until the test releases it, one by one, or its request is
+// canceled; it counts the calls held and those canceled.
+type upstreamOneAtATime struct {
+	fake     *restclienttest.Server
+	release  chan struct{} // a send lets one held call through
+	held     atomic.Int64
+	canceled atomic.Int64
+}
+
+func (u *upstreamOneAtATime) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, "/api/v1/chats/") {
+		u.held.Add(1)
+		select {
+		case <-u.release:
+		case <-r.Context().Done():
+			u.canceled.Add(1)
+			return
+		}
+	}
+	u.fake.ServeHTTP(w, r)
+}
+
+// Once the cap is reached, the work ends: the calls the other fragments
+// wait for are canceled, as if the client had left, and the handler
+// returns with the refusal as the last part, without waiting for them.
+// (They went on, each fragment refused in turn, until the last.)
+func TestDefer_ResponseCapEndsTheWork(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		up := &upstreamOneAtATime{fake: restclienttest.New(), release: make(chan struct{})}
+		done := make(chan *httptest.ResponseRecorder)
+		// The initial payload fits (about 430 bytes), no fragment does.
+		go func() { done <- streamWithCap(t, up, capDefer, 700) }()
+		synctest.Wait() // the three fragments' calls are held
+		if up.held.Load() != 3 {
+			t.Fatalf("%d calls held, want one per chat", up.held.Load())
+		}
+		up.release <- struct{}{} // one fragment comes, past the cap
+		rec := <-done
+		synctest.Wait()
+		if held, canceled := up.held.Load(), up.canceled.Load(); canceled != held-1 {
+			t.Errorf("%d of the %d other held calls canceled once the cap was reached, want all", canceled, held-1)
+		}
+		parts := readParts(t, rec)
+		if len(parts) != 2 || parts[0].refused() != nil || parts[1].refused() == nil || parts[1].HasNext {
+			t.Fatalf("parts %+v, want the initial payload, then the refusal, last", parts)
+		}
+	})
+}
+
+// An initial payload past the cap is refused in its place, as the only
+// part (hasNext false), and the fragments' calls are canceled: nothing
+// stays parked (the bubble fails the test otherwise).
 func TestDefer_ResponseCapOnTheInitialPayload(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		rec := streamWithCap(t, deferQuery, 50)
-		_, params, _ := mime.ParseMediaType(rec.Header().Get("Content-Type"))
-		parts := multipart.NewReader(rec.Body, params["boundary"])
-		var initial struct {
-			Data    json.RawMessage
-			Errors  []struct{ Extensions map[string]any }
-			HasNext bool
+		up := &upstreamOneAtATime{fake: restclienttest.New(), release: make(chan struct{})}
+		rec := streamWithCap(t, up, deferQuery, 50)
+		parts := readParts(t, rec)
+		if len(parts) != 1 || string(parts[0].Data) != "null" || parts[0].refused() == nil || parts[0].HasNext {
+			t.Fatalf("parts %+v, want one: data null, RESPONSE_TOO_LARGE and hasNext false", parts)
 		}
-		readPart(t, parts, &initial)
-		if string(initial.Data) != "null" || len(initial.Errors) != 1 || initial.Errors[0].Extensions["code"] != "RESPONSE_TOO_LARGE" || !initial.HasNext {
-			t.Fatalf("initial payload %+v, want data null, RESPONSE_TOO_LARGE and hasNext true", initial)
-		}
-		var later struct {
-			HasNext     bool
-			Incremental []struct {
-				Data   json.RawMessage
-				Errors []struct{ Extensions map[string]any }
-			}
-		}
-		readPart(t, parts, &later)
-		if later.HasNext || len(later.Incremental) != 1 || string(later.Incremental[0].Data) != "null" ||
-			len(later.Incremental[0].Errors) != 1 || later.Incremental[0].Errors[0].Extensions["code"] != "RESPONSE_TOO_LARGE" {
-			t.Errorf("fragment payload %+v, want it refused, last", later)
-		}
-		if _, err := parts.NextPart(); err != io.EOF {
-			t.Errorf("after the last fragment: %v, want the closing boundary", err)
+		synctest.Wait()
+		if up.canceled.Load() != up.held.Load() {
+			t.Errorf("%d calls held, %d canceled", up.held.Load(), up.canceled.Load())
 		}
 	})
 }

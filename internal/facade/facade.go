@@ -245,7 +245,7 @@ func New(cfg Config) http.Handler {
 		OperationTimeout: cfg.OperationTimeout, CORSOrigins: cfg.CORSOrigins, CORSHeaders: cfg.CORSHeaders,
 		Callers: ring, Planners: shared,
 		Waited: waited, RequestContext: withPendingQueries, Documents: cfg.Documents,
-		StreamKeepAlive: cfg.StreamKeepAlive,
+		StreamKeepAlive: cfg.StreamKeepAlive, Deferrable: graph.Deferrable,
 	})
 	if cfg.TracerProvider != nil {
 		gql = tracedHandler(gql, cfg.TracerProvider, cfg.Propagator) // outermost: refusals are traced too

@@ -37,7 +37,7 @@ var queryLimits = setOf(
 	querylimit.LimitBytes, querylimit.LimitTokens, querylimit.LimitDepth, querylimit.LimitFields,
 	querylimit.LimitFragments, querylimit.LimitAliases, querylimit.LimitRootFields,
 	querylimit.LimitDirectives, querylimit.LimitSameResponseKey, querylimit.LimitComplexity,
-	gqlhttp.LimitBodyBytes, gqlhttp.LimitOperationName,
+	querylimit.LimitDeferredParts, gqlhttp.LimitBodyBytes, gqlhttp.LimitOperationName,
 )
 
 func setOf(members ...string) map[string]bool {

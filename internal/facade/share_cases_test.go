@@ -185,11 +185,18 @@ func (e *shareCase) timedWaiter(r req) (leader, waiter *httptest.ResponseRecorde
 }
 
 // TestShared_NonShareableLeaderReleasesItsWaiters: when the leader's
-// operation turns out to be no shareable query (here @defer), its waiters
-// run at once. (They used to wait for the leader's whole execution and
-// then run with what was left of their own timeout: a request answered
-// alone timed out because an identical one was in flight.)
+// operation turns out to be no shareable query (here a mutation, which
+// only a POST carries), its waiters run at once. (They used to wait for
+// the leader's whole execution and then run with what was left of their
+// own timeout: a request answered alone timed out because an identical
+// one was in flight.)
 func TestShared_NonShareableLeaderReleasesItsWaiters(t *testing.T) {
+	testWaiterTime(t, `mutation M { createChat(input: {title: "twice"}) { chat { title } } }`, "", http.MethodPost)
+}
+
+// TestShared_DeferredQueryInOnePiece: a query holding @defer answered in
+// one piece runs as if it had no @defer, so it is shared as any query.
+func TestShared_DeferredQueryInOnePiece(t *testing.T) {
 	testWaiterTime(t, "query D { categories(first: 2) { totalCount ... @defer { nodes { name } } } }", "")
 }
 
@@ -203,11 +210,14 @@ func TestShared_DeterministicErrorsAreShared(t *testing.T) {
 }
 
 // testWaiterTime sends query twice (the second while the first waits on a
-// 6s upstream, with a 10s operation timeout), by POST and by GET, and
-// wants both answered with the error codes wantCodes (comma-separated) that
-// a lone request gets.
-func testWaiterTime(t *testing.T, query, wantCodes string) {
-	for _, method := range []string{http.MethodPost, http.MethodGet} {
+// 6s upstream, with a 10s operation timeout), by each of methods (POST and
+// GET when none is named), and wants both answered with the error codes
+// wantCodes (comma-separated) that a lone request gets.
+func testWaiterTime(t *testing.T, query, wantCodes string, methods ...string) {
+	if len(methods) == 0 {
+		methods = []string{http.MethodPost, http.MethodGet}
+	}
+	for _, method := range methods {
 		t.Run(method, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				e := newShareCase(t, nil, func(c *Config) { c.OperationTimeout = 10 * time.Second })

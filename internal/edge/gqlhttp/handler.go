@@ -64,16 +64,25 @@ type Options struct {
 	// StreamKeepAlive is how often an open subscription stream (SSE,
 	// WebSocket) says it is alive; 0 means DefaultStreamKeepAlive.
 	StreamKeepAlive time.Duration
+	// Deferrable reports whether the executor defers a field of an
+	// object type when a @defer fragment selects it (gqlgen defers the
+	// fields a resolver answers, and writes them null in the payload that
+	// holds their object): a streamed answer's payloads leave those out.
+	// nil leaves the payloads as the executor writes them.
+	Deferrable func(object, field string) bool
 }
 
 // Handler serves GraphQL over HTTP with exec. It adds the sharing of
-// identical executions (and the inlining of deferred fragments into an
-// answer not streamed, see inlineDeferred) to exec as its innermost
-// response middleware: call it once exec has every other.
+// identical executions to exec as its innermost response middleware, and
+// the answering of a query's @defer in one piece when it is not streamed
+// (deferSupport) as its last operation context mutator: call it once exec
+// has every other.
 func Handler(exec *executor.Executor, opts Options) http.Handler {
 	shares := newSharedQueries(Through(opts.Waited...))
 	exec.AroundResponses(shares.middleware)
-	s := &server{exec: exec, opts: opts, shares: shares}
+	defers := &deferSupport{deferrable: opts.Deferrable}
+	exec.Use(defers)
+	s := &server{exec: exec, opts: opts, shares: shares, defers: defers}
 	var h http.Handler = s
 	h = withDeadline(opts.OperationTimeout, h)
 	// Subscriptions (SSE, WebSocket) stay open: no operation timeout.
@@ -93,6 +102,7 @@ type server struct {
 	exec   *executor.Executor
 	opts   Options
 	shares *sharedQueries
+	defers *deferSupport
 	get    transport.GET
 }
 

@@ -15,7 +15,6 @@ import (
 
 	"github.com/suregql/suregql/graph"
 	"github.com/suregql/suregql/internal/edge/detach"
-	"github.com/suregql/suregql/internal/limits/querylimit"
 	"github.com/suregql/suregql/restclient"
 )
 
@@ -108,12 +107,22 @@ func execute(ctx context.Context, exec graphql.GraphExecutor, params *graphql.Ra
 	return status, resp, withData
 }
 
+// laterParts is what follows a streamed operation's initial payload.
+type laterParts struct {
+	op   *graphql.OperationContext
+	next func() *graphql.Response // the next deferred fragment
+}
+
 // start runs one operation as execute does; for an answer that streams,
 // it also returns what yields its later answers (the deferred fragments;
 // nil when it did not run), and a query then runs past its request's end
 // (see streamAnswer).
-func start(ctx context.Context, exec graphql.GraphExecutor, params *graphql.RawParams, header http.Header, media string, stream bool) (int, *graphql.Response, bool, func() *graphql.Response) {
+func start(ctx context.Context, exec graphql.GraphExecutor, params *graphql.RawParams, header http.Header, media string, stream bool) (int, *graphql.Response, bool, *laterParts) {
 	params.Headers = header
+	if stream {
+		// A query answered in parts keeps its @defer (see deferSupport).
+		ctx = context.WithValue(ctx, streamingKey{}, true)
+	}
 	rc, errs := exec.CreateOperationContext(ctx, params)
 	if errs == nil {
 		errs = deferOutsideQuery(rc)
@@ -131,7 +140,7 @@ func start(ctx context.Context, exec graphql.GraphExecutor, params *graphql.RawP
 		return http.StatusOK, exec.DispatchError(graphql.WithOperationContext(ctx, rc), gqlerror.List{notRun(err)}), media == mediaJSON, nil
 	}
 	if stream && rc.Operation.Operation == ast.Query {
-		ctx = context.WithValue(querylimit.WithStream(detach.Operation(ctx)), streamingKey{}, true)
+		ctx = detach.Operation(ctx)
 	}
 	responses, ctx := exec.DispatchOperation(ctx, rc)
 	resp := responses(ctx)
@@ -148,7 +157,7 @@ func start(ctx context.Context, exec graphql.GraphExecutor, params *graphql.RawP
 	if !stream {
 		return http.StatusOK, resp, true, nil
 	}
-	return http.StatusOK, resp, true, func() *graphql.Response { return responses(ctx) }
+	return http.StatusOK, resp, true, &laterParts{op: rc, next: func() *graphql.Response { return responses(ctx) }}
 }
 
 // notRun is the error of an operation not run because its request's

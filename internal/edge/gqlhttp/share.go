@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -23,14 +22,14 @@ import (
 // the same POST body, or the same GET query string, byte for byte.
 //
 // A waiting caller takes the answer only when it is one its own execution
-// would have given, started a moment earlier: the operation is a query
-// without @defer, its execution ran to its end (its caller's context did
+// would have given, started a moment earlier: the operation is a query,
+// its execution ran to its end (its caller's context did
 // not end first), and it answered without errors or with errors that the
 // same request gets every time (see deterministicCodes). After any other
 // failure (a transient one: the upstream unavailable, a rate limit) the
 // caller tries for itself, with what its own deadline has left, as a
 // caller of a failed coalesced GET does; and so it does at once when the
-// operation turns out to be no shareable query (a mutation, @defer), and
+// operation turns out to be no shareable query (a mutation), and
 // when its own context ends first.
 //
 // Each caller keeps its own answer's extensions, log line, metrics and
@@ -160,9 +159,9 @@ func waitedContext(ctx context.Context, req sharedRequest, a *sharedAnswer) cont
 
 // middleware is the innermost response middleware: it wraps the execution
 // of the operation's fields, and tells a leader's waiters, as soon as it
-// knows, whether they may take its answer. An operation that is not
-// shared passes inlineDeferred (called here rather than registered as a
-// middleware of its own: each layer costs every operation an allocation).
+// knows, whether they may take its answer. (A query with @defer is shared
+// as any other: a leader's answer is never streamed, so it runs without
+// its @defer, see oneRead.)
 func (s *sharedQueries) middleware(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 	q, _ := ctx.Value(leaderKey{}).(*sharedQuery) // nil: not a leader
 	if !graphql.HasOperationContext(ctx) {
@@ -182,10 +181,10 @@ func (s *sharedQueries) middleware(ctx context.Context, next graphql.ResponseHan
 		}
 		return next(ctx)
 	case q == nil:
-		return inlineDeferred(ctx, next)
-	case oc.Operation.Operation != ast.Query || strings.Contains(oc.RawQuery, "defer"):
+		return next(ctx)
+	case oc.Operation.Operation != ast.Query:
 		s.release(q)
-		return inlineDeferred(ctx, next)
+		return next(ctx)
 	}
 	resp := next(ctx)
 	// An answer read stale is not shared: each waiter reads for itself

@@ -3,6 +3,8 @@ package querylimit
 import (
 	"context"
 	"sync"
+
+	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
 // Batch is what the operations of one batched request have spent of the
@@ -14,19 +16,8 @@ import (
 // its answer is built (bytes) against what the earlier ones left.
 type Batch struct {
 	mu         sync.Mutex
-	complexity int  // summed over the operations let run
-	bytes      int  // of data, summed over the answers let through
-	refused    bool // a part of a streamed answer was refused
-}
-
-// keep reports whether a part of a streamed answer is let through: ok,
-// and no earlier part was refused (the later ones would land in data the
-// client never got).
-func (b *Batch) keep(ok bool) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.refused = b.refused || !ok
-	return !b.refused
+	complexity int // summed over the operations let run
+	bytes      int // of data, summed over the answers let through
 }
 
 type batchKey struct{}
@@ -39,16 +30,69 @@ func WithBatch(ctx context.Context) context.Context {
 
 type streamKey struct{}
 
-// WithStream returns ctx carrying a new count of the data of an answer
-// delivered in parts (@defer over multipart/mixed): LimitResponse bounds
-// them together, as one answer's.
-func WithStream(ctx context.Context) context.Context {
-	return context.WithValue(ctx, streamKey{}, &Batch{})
+// Stream is what an answer delivered in parts (@defer over
+// multipart/mixed) has sent, against the response cap, which holds for
+// every byte of it: the parts, their headers and the boundaries between
+// them. The transport counts each part before it writes it (Admit);
+// LimitResponse, which knows the cap, tells it the cap and refuses
+// before it is encoded a part whose data alone would pass what is left.
+// Once a part is refused the answer is: the transport writes the refusal
+// as its last part and writes nothing more.
+type Stream struct {
+	mu      sync.Mutex
+	max     int // the cap; 0 (none) until LimitResponse saw a part
+	sent    int
+	refusal *gqlerror.Error // set once a part is refused
 }
 
-func streamOf(ctx context.Context) *Batch {
-	b, _ := ctx.Value(streamKey{}).(*Batch)
-	return b
+// WithStream returns ctx carrying a new Stream: ComplexityLimit bounds
+// the deferred parts of the operation run with it, and LimitResponse its
+// answer's bytes together, as one answer's.
+func WithStream(ctx context.Context) context.Context {
+	return context.WithValue(ctx, streamKey{}, &Stream{})
+}
+
+// StreamOf returns ctx's Stream, nil when its answer is not streamed.
+func StreamOf(ctx context.Context) *Stream {
+	s, _ := ctx.Value(streamKey{}).(*Stream)
+	return s
+}
+
+// Admit counts a part of n bytes the transport is about to write. It
+// returns nil when the part fits in the cap with what was sent before;
+// otherwise the RESPONSE_TOO_LARGE error to write in its place, as the
+// answer's last part (n is not counted, and every later call returns the
+// same error). A nil Stream, or one whose cap is not known, admits all.
+func (s *Stream) Admit(n int) *gqlerror.Error {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.refusal != nil {
+		return s.refusal
+	}
+	if s.max > 0 && s.sent+n > s.max {
+		s.refusal = tooLarge(streamMessage, s.sent+n, s.max)
+		return s.refusal
+	}
+	s.sent += n
+	return nil
+}
+
+const streamMessage = "the answer's parts would be %d bytes; the limit is %d for all of them: ask for fewer items or fields"
+
+// check tells s its cap, and reports the refusal of a part whose data
+// (n bytes) alone would take the answer past it, or of any part once one
+// was refused.
+func (s *Stream) check(n, max int) *gqlerror.Error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.max = max
+	if s.refusal == nil && s.sent+n > max {
+		s.refusal = tooLarge(streamMessage, s.sent+n, max)
+	}
+	return s.refusal
 }
 
 func batchOf(ctx context.Context) *Batch {

@@ -128,10 +128,20 @@ func (e *Extension) MutateOperationParameters(ctx context.Context, params *graph
 //
 // gqlgen computes complexity after validation and walks every fragment
 // spread again; Extension's field limits have bounded that walk.
+//
+// A query whose answer is streamed in parts (WithStream, @defer) is
+// refused too when its deferred parts (DeferredParts) pass
+// MaxDeferredParts: each @defer counts once per item of the lists around
+// it, so that a few fragments over a page of items cannot make thousands
+// of parts.
 type ComplexityLimit struct {
-	Max   int
-	es    graphql.ExecutableSchema
-	known CostMemo // by operation and variables
+	Max int
+	// MaxDeferredParts bounds the deferred parts of a streamed answer; 0
+	// means DefaultMaxDeferredParts.
+	MaxDeferredParts int
+	es               graphql.ExecutableSchema
+	known            CostMemo // by operation and variables
+	parts            CostMemo // likewise, for streamed answers
 }
 
 // CostMemo remembers a cost computed from an operation and its variables,
@@ -247,6 +257,9 @@ func (c *ComplexityLimit) Validate(es graphql.ExecutableSchema) error {
 	if c.Max <= 0 {
 		return errors.New("querylimit: ComplexityLimit.Max must be positive")
 	}
+	if c.MaxDeferredParts <= 0 {
+		c.MaxDeferredParts = DefaultMaxDeferredParts
+	}
 	c.es = es
 	return nil
 }
@@ -257,6 +270,12 @@ func (c *ComplexityLimit) MutateOperationContext(ctx context.Context, opCtx *gra
 	opCtx.Stats.SetExtension("ComplexityLimit", &extension.ComplexityStats{Complexity: cost, ComplexityLimit: c.Max})
 	if cost > c.Max {
 		return (&Exceeded{Limit: LimitComplexity, Max: c.Max, Actual: cost}).GQLError()
+	}
+	if StreamOf(ctx) != nil && opCtx.Operation.Operation == ast.Query {
+		parts := c.parts.Of(opCtx, func() int { return DeferredParts(ctx, c.es, opCtx.Operation, opCtx.Variables) })
+		if parts > c.MaxDeferredParts {
+			return (&Exceeded{Limit: LimitDeferredParts, Max: c.MaxDeferredParts, Actual: parts}).GQLError()
+		}
 	}
 	if b := batchOf(ctx); b != nil {
 		// Aliases count each: each is marshalled, though answered once.
@@ -280,39 +299,40 @@ func (c *ComplexityLimit) complexity(ctx context.Context, opCtx *graphql.Operati
 // build, so this caps the body, not the work. The field errors of the
 // dropped data go with it (they point into it, and may be many). In a
 // batch (WithBatch), maxBytes bounds the data of all its answers together:
-// an answer past what the earlier ones left is replaced the same way; in
-// an answer delivered in parts (WithStream, @defer), the data of all its
-// parts together: the part past the limit and every later one are
-// replaced by the error, each in its place.
+// an answer past what the earlier ones left is replaced the same way. An
+// answer delivered in parts (WithStream, @defer) is bounded in every byte
+// its transport writes (see Stream): here, a part whose data alone would
+// pass what the earlier parts left is replaced by the refusal, in its
+// place (path, label), and so is every later one.
 func LimitResponse(maxBytes int) graphql.ResponseMiddleware {
 	return func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 		resp := next(ctx)
 		if resp == nil {
 			return resp
 		}
-		actual, ok := len(resp.Data), len(resp.Data) <= maxBytes
-		msg := "the answer would be %d bytes of data; the limit is %d: ask for fewer items or fields"
-		if b := batchOf(ctx); b != nil && ok {
-			actual, ok = b.spend(&b.bytes, len(resp.Data), maxBytes)
-			msg = "the batch's answers would be %d bytes of data; the limit is %d for the whole batch: ask for fewer items, fields or operations"
-		}
-		s := streamOf(ctx)
-		if s != nil {
-			if ok {
-				actual, ok = s.spend(&s.bytes, len(resp.Data), maxBytes)
-				msg = "the answer's parts would be %d bytes of data together; the limit is %d: ask for fewer items or fields"
+		var err *gqlerror.Error
+		switch s, b := StreamOf(ctx), batchOf(ctx); {
+		case s != nil:
+			err = s.check(len(resp.Data), maxBytes)
+		case len(resp.Data) > maxBytes:
+			err = tooLarge("the answer would be %d bytes of data; the limit is %d: ask for fewer items or fields", len(resp.Data), maxBytes)
+		case b != nil:
+			if total, ok := b.spend(&b.bytes, len(resp.Data), maxBytes); !ok {
+				err = tooLarge("the batch's answers would be %d bytes of data; the limit is %d for the whole batch: ask for fewer items, fields or operations", total, maxBytes)
 			}
-			ok = s.keep(ok)
 		}
-		if ok {
+		if err == nil {
 			return resp
 		}
-		err := gqlerror.Errorf(msg, actual, maxBytes)
-		err.Extensions = map[string]any{"code": CodeResponseTooLarge, "max": maxBytes, "actual": actual}
-		// A part of a streamed answer keeps its place (path, label,
-		// hasNext): the answer goes on to its end, each later part
-		// refused alike, and the executor's fragments are all read.
 		return &graphql.Response{Errors: gqlerror.List{err}, Extensions: resp.Extensions,
 			Path: resp.Path, Label: resp.Label, HasNext: resp.HasNext}
 	}
+}
+
+// tooLarge is the RESPONSE_TOO_LARGE error: msg formats actual, then max,
+// in bytes.
+func tooLarge(msg string, actual, max int) *gqlerror.Error {
+	err := gqlerror.Errorf(msg, actual, max)
+	err.Extensions = map[string]any{"code": CodeResponseTooLarge, "max": max, "actual": actual}
+	return err
 }

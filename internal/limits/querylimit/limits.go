@@ -135,6 +135,7 @@ const (
 	LimitDirectives      = "directives"
 	LimitSameResponseKey = "sameResponseKey"
 	LimitComplexity      = "complexity"
+	LimitDeferredParts   = "deferredParts"
 )
 
 // Exceeded reports the first limit a request passes.
@@ -162,6 +163,7 @@ var messages = map[string]string{
 	LimitDirectives:      "the operation has %s directives; the limit is %d",
 	LimitSameResponseKey: "%s fields answer the same response key; the limit is %d",
 	LimitComplexity:      "the operation has complexity %s (list sizes multiplied); the limit is %d",
+	LimitDeferredParts:   "the answer would come in %s deferred parts (each @defer once per item of the lists around it); the limit is %d: defer fewer fragments, or over fewer items",
 }
 
 func (e *Exceeded) Error() string {
