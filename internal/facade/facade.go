@@ -212,13 +212,13 @@ func New(cfg Config) http.Handler {
 	}
 	// Every line logged with a request's context names the request.
 	log := slog.New(requestid.LogHandler(cfg.Log.Handler()))
-	var accepted *acceptedKeys // which keys' operation names the metrics label
-	if cfg.Metrics != nil {
-		accepted = newAcceptedKeys()
-	}
+	// The keys the upstream accepted: whose operation names the metrics
+	// label, and whose subscriptions are not held to the share of keys
+	// not proven yet.
+	accepted := newAcceptedKeys()
 	hubOpts := live.Options{
 		Poll: pollUpstream, MaxPerKey: cfg.MaxSubscriptionsPerKey, MaxTotal: cfg.MaxSubscriptions,
-		Meter: liveMeter(cfg.Metrics), Log: log, Draining: cfg.Draining,
+		Meter: liveMeter(cfg.Metrics), Log: log, Draining: cfg.Draining, Accepted: accepted.has,
 	}
 	if cfg.Redis != nil {
 		hubOpts.Replicas = cfg.Redis.Live() // one poll per key and resource across the replicas
@@ -346,8 +346,8 @@ func (cfg Config) withDefaults() Config {
 // newExecutor returns gqlgen's executor with the facade's limits,
 // extensions and operation middlewares, in the order they must run, and
 // the response middlewares an answer passes when it shares another's
-// execution (see gqlhttp.Options.Waited). accepted (nil without metrics)
-// tells the metrics which keys' operation names to label.
+// execution (see gqlhttp.Options.Waited). accepted tells the metrics
+// which keys' operation names to label.
 func newExecutor(cfg Config, log *slog.Logger, accepted *acceptedKeys, hub *live.Hub) (*executor.Executor, []graphql.ResponseMiddleware) {
 	exec := executor.New(graph.NewExecutableSchema(graph.Config{
 		Resolvers:  &graph.Resolver{Live: hub},
@@ -428,8 +428,8 @@ func newExecutor(cfg Config, log *slog.Logger, accepted *acceptedKeys, hub *live
 
 // newShared returns what the planners of every request share: the
 // upstream client and the stores that save calls across requests, in
-// memory or (with cfg.Redis) in Redis. accepted, when not nil, learns
-// from every upstream answer which keys the upstream accepts.
+// memory or (with cfg.Redis) in Redis. accepted learns from every
+// upstream answer which keys the upstream accepts.
 func newShared(cfg Config, log *slog.Logger, accepted *acceptedKeys) *planner.Shared {
 	shared := &planner.Shared{
 		Upstream:  cfg.Upstream,
@@ -453,9 +453,7 @@ func newShared(cfg Config, log *slog.Logger, accepted *acceptedKeys) *planner.Sh
 	if cfg.Metrics != nil {
 		shared.Meter = cfg.Metrics
 	}
-	if accepted != nil {
-		shared.Answered = accepted.learn
-	}
+	shared.Answered = accepted.learn
 	if cfg.TracerProvider != nil {
 		shared.Upstream = shared.Upstream.WithTransport(tracedUpstream(cfg.TracerProvider, cfg.Propagator))
 	}
