@@ -68,11 +68,12 @@ type Options struct {
 
 // Handler serves GraphQL over HTTP with exec. It adds the sharing of
 // identical executions (and the inlining of deferred fragments into an
-// answer not streamed, see inlineDeferred) to exec as its innermost
-// response middleware: call it once exec has every other.
+// answer not streamed, see inlineDeferred) and StreamEnds to exec as its
+// innermost middlewares: call it once exec has every other.
 func Handler(exec *executor.Executor, opts Options) http.Handler {
 	shares := newSharedQueries(Through(opts.Waited...))
 	exec.AroundResponses(shares.middleware)
+	exec.Use(StreamEnds{})
 	s := &server{exec: exec, opts: opts, shares: shares}
 	var h http.Handler = s
 	h = withDeadline(opts.OperationTimeout, h)

@@ -19,6 +19,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/executor"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	coderws "github.com/coder/websocket"
+	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/suregql/suregql/graph"
@@ -137,6 +138,57 @@ func (w webSocketDocuments) MutateOperationParameters(ctx context.Context, param
 	err := gqlerror.Errorf("%s", why.msg)
 	err.Extensions = map[string]any{"code": why.code}
 	return err
+}
+
+// StreamEnds is the extension that tells a subscriber why its stream
+// ended, when its resolver left a reason in the operation's
+// graph.StreamEnd (its key revoked, its chat gone) rather than letting it
+// read as a subscription completed: over a WebSocket an error message
+// (graphql-transport-ws's, which ends the operation: no complete
+// follows), over SSE a last next event carrying the error, then complete;
+// the error presented as every error is (extensions.code). Register it
+// innermost: Handler does.
+type StreamEnds struct{}
+
+var (
+	_ graphql.OperationInterceptor = StreamEnds{}
+	_ graphql.ResponseInterceptor  = StreamEnds{}
+)
+
+// ExtensionName names the extension to gqlgen.
+func (StreamEnds) ExtensionName() string { return "StreamEnds" }
+
+// Validate accepts every schema.
+func (StreamEnds) Validate(graphql.ExecutableSchema) error { return nil }
+
+// InterceptOperation gives a subscription a StreamEnd.
+func (StreamEnds) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	if oc := graphql.GetOperationContext(ctx); oc != nil && oc.Operation != nil && oc.Operation.Operation == ast.Subscription {
+		ctx, _ = graph.WithStreamEnd(ctx)
+	}
+	return next(ctx)
+}
+
+// InterceptResponse tells, after the stream's last event, why it ended.
+func (StreamEnds) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	resp := next(ctx)
+	end := graph.StreamEndFrom(ctx)
+	if resp != nil || end == nil {
+		return resp
+	}
+	err := end.Take()
+	if err == nil || ctx.Err() != nil {
+		return nil
+	}
+	graphql.AddError(ctx, err) // presented, as a field's error is
+	errs := graphql.GetErrors(ctx)
+	if ws, _ := ctx.Value(webSocketKey{}).(bool); ws {
+		for _, e := range errs {
+			transport.AddSubscriptionError(ctx, e)
+		}
+		return nil
+	}
+	return &graphql.Response{Errors: errs}
 }
 
 // PlannerPerOperation gives each operation of a stream (a WebSocket runs
