@@ -173,6 +173,14 @@ type Config struct {
 	// StreamKeepAlive is how often an open subscription stream says it is
 	// alive; 0 means gqlhttp.DefaultStreamKeepAlive.
 	StreamKeepAlive time.Duration
+	// MaxWebSockets and MaxWebSocketsPerAddress bound the WebSockets open
+	// at once, in all and per client address (an IPv6 /64); 0 means
+	// gqlhttp.DefaultMaxWebSockets and DefaultMaxWebSocketsPerAddress, a
+	// negative MaxWebSocketsPerAddress none.
+	MaxWebSockets, MaxWebSocketsPerAddress int
+	// WebSocketIdleTimeout closes a WebSocket holding no operation this
+	// long; 0 means gqlhttp.DefaultWebSocketIdleTimeout, negative never.
+	WebSocketIdleTimeout time.Duration
 }
 
 // Defaults of Config.
@@ -245,7 +253,8 @@ func New(cfg Config) http.Handler {
 		OperationTimeout: cfg.OperationTimeout, CORSOrigins: cfg.CORSOrigins, CORSHeaders: cfg.CORSHeaders,
 		Callers: ring, Planners: shared,
 		Waited: waited, RequestContext: withPendingQueries, Documents: cfg.Documents,
-		StreamKeepAlive: cfg.StreamKeepAlive,
+		StreamKeepAlive: cfg.StreamKeepAlive, MaxWebSockets: cfg.MaxWebSockets,
+		MaxWebSocketsPerAddress: cfg.MaxWebSocketsPerAddress, WebSocketIdleTimeout: cfg.WebSocketIdleTimeout,
 	})
 	if cfg.TracerProvider != nil {
 		gql = tracedHandler(gql, cfg.TracerProvider, cfg.Propagator) // outermost: refusals are traced too
@@ -377,9 +386,6 @@ func newExecutor(cfg Config, log *slog.Logger, accepted *acceptedKeys, hub *live
 	if cfg.Redis != nil {
 		persisted = cfg.Redis.PersistedQueries(persisted, limits.Limits().MaxBytes, 0)
 	}
-	// A WebSocket's operations are held to the trusted documents as POSTs
-	// are (which gqlhttp checks before GraphQL reads them).
-	exec.Use(gqlhttp.WebSocketDocuments(cfg.Documents))
 	// Registered once the upstream accepted the request's key (persisted.go).
 	exec.Use(extension.AutomaticPersistedQuery{Cache: acceptedKeysOnly{store: persisted}})
 	exec.AroundResponses(registerPersisted(persisted))

@@ -64,6 +64,15 @@ type Options struct {
 	// StreamKeepAlive is how often an open subscription stream (SSE,
 	// WebSocket) says it is alive; 0 means DefaultStreamKeepAlive.
 	StreamKeepAlive time.Duration
+	// MaxWebSockets bounds the WebSockets open at once; 0 means
+	// DefaultMaxWebSockets.
+	MaxWebSockets int
+	// MaxWebSocketsPerAddress bounds those of one client address (an
+	// IPv6 /64); 0 means DefaultMaxWebSocketsPerAddress, negative none.
+	MaxWebSocketsPerAddress int
+	// WebSocketIdleTimeout closes a WebSocket holding no operation this
+	// long; 0 means DefaultWebSocketIdleTimeout, negative never.
+	WebSocketIdleTimeout time.Duration
 }
 
 // Handler serves GraphQL over HTTP with exec. It adds the sharing of
