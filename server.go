@@ -236,6 +236,7 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 		DisablePlayground: cfg.DisablePlayground, DisableIntrospection: cfg.DisableIntrospection,
 		MaxDepth: cfg.MaxDepth, MaxResponseBytes: cfg.MaxResponseBytes, MaxBatch: cfg.MaxBatch,
 		MaxSubscriptionsPerKey: cfg.MaxSubscriptionsPerKey, MaxSubscriptions: cfg.MaxSubscriptions,
+		MaxWebSockets: cfg.MaxWebSockets, MaxWebSocketsPerAddress: cfg.MaxWebSocketsPerAddress, WebSocketIdleTimeout: cfg.WebSocketIdleTimeout,
 		Metrics: m, DisableMetricsEndpoint: cfg.MetricsAddr != "",
 		TracerProvider: tp, Redis: shared, Documents: docs, Breaker: breaker, Draining: draining, Version: v,
 	}), cfg.OperationTimeout)

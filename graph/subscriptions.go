@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"sync"
 	"time"
 
 	"github.com/suregql/suregql/graph/model"
@@ -30,15 +31,75 @@ func (r *Resolver) subscribe(ctx context.Context, res live.Resource) (*live.Subs
 }
 
 // nextState waits for sub's next state; ok is false once the
-// subscription or its client is gone.
+// subscription or its client is gone. A subscription that ended on its
+// own for a reason (its key revoked, its resource gone) leaves it in the
+// operation's StreamEnd, for the transport to tell the subscriber.
 func nextState(ctx context.Context, sub *live.Subscription) (st live.State, ok bool) {
 	select {
 	case st, ok = <-sub.C:
+		if !ok {
+			if err := sub.Err(); err != nil {
+				if end, _ := ctx.Value(streamEndKey{}).(*StreamEnd); end != nil {
+					end.set(err)
+				}
+			}
+		}
 		return st, ok
 	case <-ctx.Done():
 		return live.State{}, false
 	}
 }
+
+// StreamEnd is where a subscription's resolver leaves why its stream
+// ended before its client ended it: the key the upstream now rejects
+// (UNAUTHENTICATED), the chat or import gone (NOT_FOUND). A stream that
+// merely stops would read as a subscription completed; the transport
+// (gqlhttp) makes one StreamEnd per subscription operation
+// (WithStreamEnd) and, after the last event, tells the subscriber the
+// error, presented as every error is.
+type StreamEnd struct {
+	mu  sync.Mutex
+	err error
+}
+
+type streamEndKey struct{}
+
+// WithStreamEnd returns ctx with a new StreamEnd for the resolvers of the
+// operation run with it.
+func WithStreamEnd(ctx context.Context) (context.Context, *StreamEnd) {
+	end := &StreamEnd{}
+	return context.WithValue(ctx, streamEndKey{}, end), end
+}
+
+// StreamEndFrom returns the StreamEnd of ctx's operation, or nil.
+func StreamEndFrom(ctx context.Context) *StreamEnd {
+	end, _ := ctx.Value(streamEndKey{}).(*StreamEnd)
+	return end
+}
+
+func (e *StreamEnd) set(err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.err == nil {
+		e.err = err
+	}
+}
+
+// Take returns why the stream ended, once: nil after the first call, and
+// when it ended for no reason to tell.
+func (e *StreamEnd) Take() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	err := e.err
+	e.err = errTaken
+	if errors.Is(err, errTaken) {
+		return nil
+	}
+	return err
+}
+
+// errTaken marks a StreamEnd whose reason was taken: none is set after.
+var errTaken = errors.New("the stream's end was told")
 
 // expectReply tells the hub that p's key awaits the assistant's reply in
 // chat id: its loop of the chat, if any, polls fast.

@@ -61,6 +61,14 @@ type Config struct {
 	// open at once, of one API key and in all
 	// (-max-subscriptions-per-key, -max-subscriptions).
 	MaxSubscriptionsPerKey, MaxSubscriptions int
+	// MaxWebSockets bounds the WebSockets open at once (-max-websockets).
+	MaxWebSockets int
+	// MaxWebSocketsPerAddress bounds those of one client address; -1
+	// (the flag's 0) for no bound (-max-websockets-per-address).
+	MaxWebSocketsPerAddress int
+	// WebSocketIdleTimeout closes a WebSocket holding no operation this
+	// long; -1 (the flag's 0) never (-websocket-idle-timeout).
+	WebSocketIdleTimeout time.Duration
 	// MetricsAddr serves GET /metrics on a listener of its own; empty
 	// serves it on the main listener (-metrics-addr).
 	MetricsAddr string

@@ -121,6 +121,11 @@ func TestParse(t *testing.T) {
 				RedisTimeout: 2 * time.Second}},
 		{name: "a negative shutdown delay", env: map[string]string{"SHUTDOWN_DELAY": "-1s"}, wantErr: true},
 		{name: "a redis timeout of 0", args: []string{"-redis-timeout", "0"}, wantErr: true},
+		{name: "WebSocket limits", args: []string{"-max-websockets", "50", "-websocket-idle-timeout", "0"}, env: map[string]string{"MAX_WEBSOCKETS_PER_ADDRESS": "0"},
+			want: Config{Addr: ":8080", UpstreamTimeout: 10 * time.Second, MaxUpstreamCalls: 100, OperationTimeout: 15 * time.Second,
+				MaxWebSockets: 50, MaxWebSocketsPerAddress: -1, WebSocketIdleTimeout: -1}},
+		{name: "zero WebSockets", args: []string{"-max-websockets", "0"}, wantErr: true},
+		{name: "a negative per-address bound", args: []string{"-max-websockets-per-address", "-1"}, wantErr: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -140,6 +145,15 @@ func TestParse(t *testing.T) {
 			}
 			if tc.want.MaxSubscriptions == 0 {
 				tc.want.MaxSubscriptions = 1000
+			}
+			if tc.want.MaxWebSockets == 0 {
+				tc.want.MaxWebSockets = 1000
+			}
+			if tc.want.MaxWebSocketsPerAddress == 0 {
+				tc.want.MaxWebSocketsPerAddress = 64
+			}
+			if tc.want.WebSocketIdleTimeout == 0 {
+				tc.want.WebSocketIdleTimeout = 30 * time.Second
 			}
 			if tc.want.LogFormat == "" {
 				tc.want.LogFormat = "text"

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/suregql/suregql/internal/edge/gqlhttp"
 	"github.com/suregql/suregql/internal/facade"
 	"github.com/suregql/suregql/internal/planning/live"
 	"github.com/suregql/suregql/internal/state/redisstate"
@@ -118,6 +119,21 @@ var flags = []Flag{
 		parse: integer("max subscriptions", 1, func(c *Config) *int { return &c.MaxSubscriptions }),
 	},
 	{
+		Name: "max-websockets", Env: "MAX_WEBSOCKETS", Default: strconv.Itoa(gqlhttp.DefaultMaxWebSockets),
+		Usage: "most WebSocket connections the server keeps open at once; one more is refused with 503 CONNECTION_LIMIT_EXCEEDED before the upgrade (env MAX_WEBSOCKETS)",
+		parse: integer("max websockets", 1, func(c *Config) *int { return &c.MaxWebSockets }),
+	},
+	{
+		Name: "max-websockets-per-address", Env: "MAX_WEBSOCKETS_PER_ADDRESS", Default: strconv.Itoa(gqlhttp.DefaultMaxWebSocketsPerAddress),
+		Usage: "most WebSocket connections one client address (an IPv6 /64) may have open at once; one more is refused with 429 CONNECTION_LIMIT_EXCEEDED; 0 for no bound, behind a reverse proxy whose address every client has (env MAX_WEBSOCKETS_PER_ADDRESS)",
+		parse: offOrInteger("max websockets per address", func(c *Config) *int { return &c.MaxWebSocketsPerAddress }),
+	},
+	{
+		Name: "websocket-idle-timeout", Env: "WEBSOCKET_IDLE_TIMEOUT", Default: gqlhttp.DefaultWebSocketIdleTimeout.String(),
+		Usage: "close a WebSocket that holds no subscription (nor other operation) this long; 0 never (env WEBSOCKET_IDLE_TIMEOUT)",
+		parse: offOrDuration("websocket idle timeout", -1, func(c *Config) *time.Duration { return &c.WebSocketIdleTimeout }),
+	},
+	{
 		Name: "metrics-addr", Env: "METRICS_ADDR",
 		Usage: "serve GET /metrics on this address instead of the main listener, e.g. :9090 (env METRICS_ADDR)",
 		parse: text(func(c *Config) *string { return &c.MetricsAddr }),
@@ -213,6 +229,22 @@ func integer(what string, least int, field func(*Config) *int) func(*Config, str
 			return fmt.Errorf("%s %q is not %s", what, s, kind)
 		}
 		*field(c) = n
+		return nil
+	}
+}
+
+// offOrInteger reads a non-negative integer where 0 means no bound
+// (stored as -1, so that a zero Config keeps its default); what names it
+// in the error.
+func offOrInteger(what string, field func(*Config) *int) func(*Config, string) error {
+	read := integer(what, 0, field)
+	return func(c *Config, s string) error {
+		if err := read(c, s); err != nil {
+			return err
+		}
+		if *field(c) == 0 {
+			*field(c) = -1
+		}
 		return nil
 	}
 }

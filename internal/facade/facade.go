@@ -173,6 +173,14 @@ type Config struct {
 	// StreamKeepAlive is how often an open subscription stream says it is
 	// alive; 0 means gqlhttp.DefaultStreamKeepAlive.
 	StreamKeepAlive time.Duration
+	// MaxWebSockets and MaxWebSocketsPerAddress bound the WebSockets open
+	// at once, in all and per client address (an IPv6 /64); 0 means
+	// gqlhttp.DefaultMaxWebSockets and DefaultMaxWebSocketsPerAddress, a
+	// negative MaxWebSocketsPerAddress none.
+	MaxWebSockets, MaxWebSocketsPerAddress int
+	// WebSocketIdleTimeout closes a WebSocket holding no operation this
+	// long; 0 means gqlhttp.DefaultWebSocketIdleTimeout, negative never.
+	WebSocketIdleTimeout time.Duration
 }
 
 // Defaults of Config.
@@ -212,13 +220,13 @@ func New(cfg Config) http.Handler {
 	}
 	// Every line logged with a request's context names the request.
 	log := slog.New(requestid.LogHandler(cfg.Log.Handler()))
-	var accepted *acceptedKeys // which keys' operation names the metrics label
-	if cfg.Metrics != nil {
-		accepted = newAcceptedKeys()
-	}
+	// The keys the upstream accepted: whose operation names the metrics
+	// label, and whose subscriptions are not held to the share of keys
+	// not proven yet.
+	accepted := newAcceptedKeys()
 	hubOpts := live.Options{
 		Poll: pollUpstream, MaxPerKey: cfg.MaxSubscriptionsPerKey, MaxTotal: cfg.MaxSubscriptions,
-		Meter: liveMeter(cfg.Metrics), Log: log, Draining: cfg.Draining,
+		Meter: liveMeter(cfg.Metrics), Log: log, Draining: cfg.Draining, Accepted: accepted.has,
 	}
 	if cfg.Redis != nil {
 		hubOpts.Replicas = cfg.Redis.Live() // one poll per key and resource across the replicas
@@ -245,7 +253,8 @@ func New(cfg Config) http.Handler {
 		OperationTimeout: cfg.OperationTimeout, CORSOrigins: cfg.CORSOrigins, CORSHeaders: cfg.CORSHeaders,
 		Callers: ring, Planners: shared,
 		Waited: waited, RequestContext: withPendingQueries, Documents: cfg.Documents,
-		StreamKeepAlive: cfg.StreamKeepAlive, Deferrable: graph.Deferrable,
+		StreamKeepAlive: cfg.StreamKeepAlive, Deferrable: graph.Deferrable, MaxWebSockets: cfg.MaxWebSockets,
+		MaxWebSocketsPerAddress: cfg.MaxWebSocketsPerAddress, WebSocketIdleTimeout: cfg.WebSocketIdleTimeout,
 	})
 	if cfg.TracerProvider != nil {
 		gql = tracedHandler(gql, cfg.TracerProvider, cfg.Propagator) // outermost: refusals are traced too
@@ -346,8 +355,8 @@ func (cfg Config) withDefaults() Config {
 // newExecutor returns gqlgen's executor with the facade's limits,
 // extensions and operation middlewares, in the order they must run, and
 // the response middlewares an answer passes when it shares another's
-// execution (see gqlhttp.Options.Waited). accepted (nil without metrics)
-// tells the metrics which keys' operation names to label.
+// execution (see gqlhttp.Options.Waited). accepted tells the metrics
+// which keys' operation names to label.
 func newExecutor(cfg Config, log *slog.Logger, accepted *acceptedKeys, hub *live.Hub) (*executor.Executor, []graphql.ResponseMiddleware) {
 	exec := executor.New(graph.NewExecutableSchema(graph.Config{
 		Resolvers:  &graph.Resolver{Live: hub},
@@ -377,9 +386,6 @@ func newExecutor(cfg Config, log *slog.Logger, accepted *acceptedKeys, hub *live
 	if cfg.Redis != nil {
 		persisted = cfg.Redis.PersistedQueries(persisted, limits.Limits().MaxBytes, 0)
 	}
-	// A WebSocket's operations are held to the trusted documents as POSTs
-	// are (which gqlhttp checks before GraphQL reads them).
-	exec.Use(gqlhttp.WebSocketDocuments(cfg.Documents))
 	// Registered once the upstream accepted the request's key (persisted.go).
 	exec.Use(extension.AutomaticPersistedQuery{Cache: acceptedKeysOnly{store: persisted}})
 	exec.AroundResponses(registerPersisted(persisted))
@@ -428,8 +434,8 @@ func newExecutor(cfg Config, log *slog.Logger, accepted *acceptedKeys, hub *live
 
 // newShared returns what the planners of every request share: the
 // upstream client and the stores that save calls across requests, in
-// memory or (with cfg.Redis) in Redis. accepted, when not nil, learns
-// from every upstream answer which keys the upstream accepts.
+// memory or (with cfg.Redis) in Redis. accepted learns from every
+// upstream answer which keys the upstream accepts.
 func newShared(cfg Config, log *slog.Logger, accepted *acceptedKeys) *planner.Shared {
 	shared := &planner.Shared{
 		Upstream:  cfg.Upstream,
@@ -453,9 +459,7 @@ func newShared(cfg Config, log *slog.Logger, accepted *acceptedKeys) *planner.Sh
 	if cfg.Metrics != nil {
 		shared.Meter = cfg.Metrics
 	}
-	if accepted != nil {
-		shared.Answered = accepted.learn
-	}
+	shared.Answered = accepted.learn
 	if cfg.TracerProvider != nil {
 		shared.Upstream = shared.Upstream.WithTransport(tracedUpstream(cfg.TracerProvider, cfg.Propagator))
 	}

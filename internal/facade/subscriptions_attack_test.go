@@ -37,9 +37,11 @@ func activeSubscriptions(t *testing.T, m *metrics.Metrics) float64 {
 
 // A key revoked while it has a subscription open (the upstream now
 // answers it 401) ends the subscription at the first poll that is
-// refused: the loop does not go on polling with a key Sure rejects (every
-// minute, once RejectedKeys forgets it), and the subscription is no longer
-// counted.
+// refused, and says why: over SSE, a last event with an UNAUTHENTICATED
+// error, then complete (not a complete alone, which reads as a
+// subscription done). The loop does not go on polling with a key Sure
+// rejects (every minute, once RejectedKeys forgets it), and the
+// subscription is no longer counted.
 func TestSubscriptions_RevokedKeyEndsTheLoop(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m := metrics.New()
@@ -50,11 +52,18 @@ func TestSubscriptions_RevokedKeyEndsTheLoop(t *testing.T) {
 		s := e.subscribeSSE(key, chatSubscription, map[string]any{"id": chat})
 		synctest.Wait()
 		e.fake.RevokeKey(key)
+		var codes []any
 		for {
 			ev, ok := s.next(t)
 			if !ok || ev.event == "complete" {
 				break
 			}
+			for _, err := range ev.data["errors"].([]any) {
+				codes = append(codes, err.(map[string]any)["extensions"].(map[string]any)["code"])
+			}
+		}
+		if len(codes) != 1 || codes[0] != "UNAUTHENTICATED" {
+			t.Errorf("the stream ended with errors %v, want one UNAUTHENTICATED, then complete", codes)
 		}
 		time.Sleep(3 * time.Hour) // the rest of the test's fake time: no more polls
 		synctest.Wait()
@@ -71,6 +80,49 @@ func TestSubscriptions_RevokedKeyEndsTheLoop(t *testing.T) {
 			t.Errorf("suregql_subscriptions_active = %v, want 0", n)
 		}
 	})
+}
+
+// Over a WebSocket, a subscription ended by its key's revocation ends
+// with graphql-transport-ws's error message for its id, UNAUTHENTICATED,
+// and no complete (an error ends the operation); the connection stays
+// open for the client to say what it does next.
+func TestSubscriptions_WebSocketRevokedKeyEndsWithAnError(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newSubsEnv(t, facade.Config{StreamKeepAlive: 24 * time.Hour})
+		const key = "revoked-soon"
+		e.fake.AddKey(key, restclienttest.DemoKey)
+		chat := e.newChat(key)
+		ctx := context.Background()
+		c := e.dialWS(ctx, nil, map[string]any{"X-Api-Key": key})
+		if err := wsjson.Write(ctx, c, map[string]any{"id": "1", "type": "subscribe", "payload": map[string]any{
+			"query": chatSubscription, "variables": map[string]any{"id": chat},
+		}}); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		e.fake.RevokeKey(key)
+		var msg wsMsg
+		if err := wsjson.Read(ctx, c, &msg); err != nil {
+			t.Fatal(err)
+		}
+		if msg.Type != "error" || msg.ID != "1" || !strings.Contains(string(msg.Payload), `"code":"UNAUTHENTICATED"`) {
+			t.Fatalf("got %s %s %s, want an error message for 1 with UNAUTHENTICATED", msg.Type, msg.ID, msg.Payload)
+		}
+		// Nothing follows for 1: a ping of the client is answered next.
+		if err := wsjson.Write(ctx, c, map[string]any{"type": "ping"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := wsjson.Read(ctx, c, &msg); err != nil || msg.Type != "pong" {
+			t.Errorf("then %s %s %s (%v), want pong: nothing more of the operation", msg.Type, msg.ID, msg.Payload, err)
+		}
+	})
+}
+
+// wsMsg is a graphql-transport-ws message as a test reads it.
+type wsMsg struct {
+	ID      string          `json:"id"`
+	Type    string          `json:"type"`
+	Payload json.RawMessage `json:"payload"`
 }
 
 // An SSE subscriber that stops reading (its connection open, its window

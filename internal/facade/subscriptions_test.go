@@ -79,6 +79,9 @@ type subsEnv struct {
 	mu    sync.Mutex
 	calls map[string]int
 	total atomic.Int64
+	// slow, when set, is how long the upstream takes to answer a request
+	// of the key (on the bubble's clock).
+	slow func(key string) time.Duration
 }
 
 // newSubsEnv serves a facade configured by cfg (its Upstream set here)
@@ -90,8 +93,12 @@ func newSubsEnv(t *testing.T, cfg facade.Config) *subsEnv {
 	counting := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		e.mu.Lock()
 		e.calls[r.Method+" "+r.URL.Path]++
+		slow := e.slow
 		e.mu.Unlock()
 		e.total.Add(1)
+		if slow != nil {
+			time.Sleep(slow(r.Header.Get("X-Api-Key")))
+		}
 		e.fake.ServeHTTP(w, r)
 	})
 	up, err := restclient.New("http://sure.test", restclient.WithHTTPClient(&http.Client{Transport: facade.HandlerTransport{Handler: counting}}))

@@ -70,18 +70,29 @@ type Options struct {
 	// holds their object): a streamed answer's payloads leave those out.
 	// nil leaves the payloads as the executor writes them.
 	Deferrable func(object, field string) bool
+	// MaxWebSockets bounds the WebSockets open at once; 0 means
+	// DefaultMaxWebSockets.
+	MaxWebSockets int
+	// MaxWebSocketsPerAddress bounds those of one client address (an
+	// IPv6 /64); 0 means DefaultMaxWebSocketsPerAddress, negative none.
+	MaxWebSocketsPerAddress int
+	// WebSocketIdleTimeout closes a WebSocket holding no operation this
+	// long; 0 means DefaultWebSocketIdleTimeout, negative never.
+	WebSocketIdleTimeout time.Duration
 }
 
 // Handler serves GraphQL over HTTP with exec. It adds the sharing of
-// identical executions to exec as its innermost response middleware, and
-// the answering of a query's @defer in one piece when it is not streamed
-// (deferSupport) as its last operation context mutator: call it once exec
-// has every other.
+// identical executions to exec as its innermost response middleware, the
+// answering of a query's @defer in one piece when it is not streamed
+// (deferSupport) as its last operation context mutator, and StreamEnds as
+// its innermost operation and response interceptor: call it once exec has
+// every other.
 func Handler(exec *executor.Executor, opts Options) http.Handler {
 	shares := newSharedQueries(Through(opts.Waited...))
 	exec.AroundResponses(shares.middleware)
 	defers := &deferSupport{deferrable: opts.Deferrable}
 	exec.Use(defers)
+	exec.Use(StreamEnds{})
 	s := &server{exec: exec, opts: opts, shares: shares, defers: defers}
 	var h http.Handler = s
 	h = withDeadline(opts.OperationTimeout, h)

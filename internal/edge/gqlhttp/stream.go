@@ -19,7 +19,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/executor"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	coderws "github.com/coder/websocket"
-	"github.com/vektah/gqlparser/v2/gqlerror"
+	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/suregql/suregql/graph"
 	"github.com/suregql/suregql/internal/planning/planner"
@@ -37,19 +37,26 @@ const DefaultStreamKeepAlive = 15 * time.Second
 // rather than held for as long as the peer keeps the connection.
 const StreamWriteTimeout = 30 * time.Second
 
+// DefaultWebSocketIdleTimeout is how long a WebSocket may hold no
+// operation before it is closed (Options.WebSocketIdleTimeout).
+const DefaultWebSocketIdleTimeout = 30 * time.Second
+
 // streams serves the requests that stay open: graphql-sse (distinct
 // connections mode: a POST asking for text/event-stream) and graphql-ws
-// (a WebSocket upgrade, subprotocol graphql-transport-ws), with gqlgen's
-// transports on the same executor as the other requests (same limits,
-// extensions, metrics and traces), without the operation timeout. The
-// caller is made once, as for a POST: from X-Api-Key, or for a WebSocket
-// (whose browsers cannot set headers) from the connection_init payload.
+// (a WebSocket upgrade, subprotocol graphql-transport-ws, see wsconn.go),
+// with gqlgen's transports on the same executor as the other requests
+// (same limits, extensions, metrics and traces), without the operation
+// timeout. The caller is made once, as for a POST: from X-Api-Key, or for
+// a WebSocket (whose browsers cannot set headers) from the
+// connection_init payload.
 type streams struct {
 	exec  *executor.Executor
 	opts  Options
 	sse   transport.SSE
 	ws    transport.Websocket
-	other http.Handler // every request that is not a stream
+	conns *wsLimits
+	idle  time.Duration // WebSocketIdleTimeout; 0: never
+	other http.Handler  // every request that is not a stream
 }
 
 func newStreams(exec *executor.Executor, opts Options, other http.Handler) *streams {
@@ -57,15 +64,31 @@ func newStreams(exec *executor.Executor, opts Options, other http.Handler) *stre
 	if keepAlive <= 0 {
 		keepAlive = DefaultStreamKeepAlive
 	}
-	s := &streams{exec: exec, opts: opts, other: other, sse: transport.SSE{KeepAlivePingInterval: keepAlive}}
+	s := &streams{
+		exec: exec, opts: opts, other: other, sse: transport.SSE{KeepAlivePingInterval: keepAlive},
+		conns: newWSLimits(opts.MaxWebSockets, opts.MaxWebSocketsPerAddress, opts.Metrics),
+	}
+	switch {
+	case opts.WebSocketIdleTimeout == 0:
+		s.idle = DefaultWebSocketIdleTimeout
+	case opts.WebSocketIdleTimeout > 0:
+		s.idle = opts.WebSocketIdleTimeout
+	}
 	s.ws = transport.Websocket{
-		// The origin is checked in ServeHTTP, against the CORS origins.
-		Implementation:        transport.CoderWebsocketImplementation{AcceptOptions: coderws.AcceptOptions{InsecureSkipVerify: true}},
-		InitFunc:              s.initWS,
-		InitTimeout:           10 * time.Second,
-		PayloadReadLimit:      &wsReadLimit,
-		PingPongInterval:      keepAlive,
-		KeepAlivePingInterval: keepAlive,
+		Implementation: wsAccept{transport.CoderWebsocketImplementation{AcceptOptions: coderws.AcceptOptions{
+			// The origin is checked in serveWS, against the CORS origins.
+			InsecureSkipVerify: true,
+			// First, before the legacy graphql-ws gqlgen adds: a client
+			// offering both speaks this one (serveWS refuses a client
+			// that does not offer it).
+			Subprotocols: []string{subprotocolTransportWS},
+		}}},
+		InitFunc:         s.initWS,
+		InitTimeout:      10 * time.Second,
+		PayloadReadLimit: &wsReadLimit,
+		// A ping every interval, whose pong must come within two: a
+		// client that stops reading is let go.
+		PingPongInterval: keepAlive,
 	}
 	return s
 }
@@ -104,39 +127,60 @@ func (s *streams) withStreamCaller(ctx context.Context, key string) context.Cont
 	return ctx
 }
 
-type (
-	streamKey    struct{}
-	webSocketKey struct{}
-)
+type streamKey struct{}
 
 // wsReadLimit bounds a WebSocket message as the body of a POST is bounded.
 var wsReadLimit = int64(maxBodyBytes)
 
-// WebSocketDocuments holds the operations of a WebSocket to the trusted
-// documents as a POST's are held (readPost): a persisted query's hash is
-// looked up, and with OnlyThese a document sent as text is refused. SSE
-// requests pass readPost itself. Register it before Automatic Persisted
-// Queries.
-func WebSocketDocuments(docs *Documents) graphql.HandlerExtension {
-	return webSocketDocuments{docs: docs}
+// StreamEnds is the extension that tells a subscriber why its stream
+// ended, when its resolver left a reason in the operation's
+// graph.StreamEnd (its key revoked, its chat gone) rather than letting it
+// read as a subscription completed: over a WebSocket an error message
+// (graphql-transport-ws's, which ends the operation: no complete
+// follows), over SSE a last next event carrying the error, then complete;
+// the error presented as every error is (extensions.code). Register it
+// innermost: Handler does.
+type StreamEnds struct{}
+
+var (
+	_ graphql.OperationInterceptor = StreamEnds{}
+	_ graphql.ResponseInterceptor  = StreamEnds{}
+)
+
+// ExtensionName names the extension to gqlgen.
+func (StreamEnds) ExtensionName() string { return "StreamEnds" }
+
+// Validate accepts every schema.
+func (StreamEnds) Validate(graphql.ExecutableSchema) error { return nil }
+
+// InterceptOperation gives a subscription a StreamEnd.
+func (StreamEnds) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	if oc := graphql.GetOperationContext(ctx); oc != nil && oc.Operation != nil && oc.Operation.Operation == ast.Subscription {
+		ctx, _ = graph.WithStreamEnd(ctx)
+	}
+	return next(ctx)
 }
 
-type webSocketDocuments struct{ docs *Documents }
-
-func (webSocketDocuments) ExtensionName() string                   { return "WebSocketDocuments" }
-func (webSocketDocuments) Validate(graphql.ExecutableSchema) error { return nil }
-
-func (w webSocketDocuments) MutateOperationParameters(ctx context.Context, params *graphql.RawParams) *gqlerror.Error {
-	if ws, _ := ctx.Value(webSocketKey{}).(bool); !ws {
+// InterceptResponse tells, after the stream's last event, why it ended.
+func (StreamEnds) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	resp := next(ctx)
+	end := graph.StreamEndFrom(ctx)
+	if resp != nil || end == nil {
+		return resp
+	}
+	err := end.Take()
+	if err == nil || ctx.Err() != nil {
 		return nil
 	}
-	why := w.docs.resolve(params, "")
-	if why == nil {
+	graphql.AddError(ctx, err) // presented, as a field's error is
+	errs := graphql.GetErrors(ctx)
+	if _, ws := ctx.Value(wsConnKey{}).(*wsConn); ws {
+		for _, e := range errs {
+			transport.AddSubscriptionError(ctx, e)
+		}
 		return nil
 	}
-	err := gqlerror.Errorf("%s", why.msg)
-	err.Extensions = map[string]any{"code": why.code}
-	return err
+	return &graphql.Response{Errors: errs}
 }
 
 // PlannerPerOperation gives each operation of a stream (a WebSocket runs
@@ -191,43 +235,53 @@ func (s *streams) serveSSE(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *streams) serveWS(w http.ResponseWriter, r *http.Request) {
+	refused := refusedRequest{w: w, ctx: r.Context(), log: s.opts.Log}
 	if !s.originAllowed(r) {
-		refused := refusedRequest{w: w, ctx: r.Context(), log: s.opts.Log}
 		refused.answer(http.StatusForbidden, graph.CodeForbidden, "pages of this origin may not open a WebSocket to this server (-cors-origins)")
 		return
 	}
+	// A refused upgrade closes its connection: a client refused would
+	// otherwise hold it, idle, for the server's idle timeout.
+	if !offersSubprotocol(r, subprotocolTransportWS) {
+		w.Header().Set("Connection", "close")
+		refused.answer(http.StatusBadRequest, graph.CodeBadRequest,
+			"this server speaks the graphql-transport-ws subprotocol (the graphql-ws library's); offer it (the legacy graphql-ws subprotocol is not served)")
+		return
+	}
+	release, limit := s.conns.acquire(clientAddress(r))
+	if limit != nil {
+		w.Header().Set("Connection", "close")
+		limit.answer(refused)
+		return
+	}
+	defer release()
 	openEnded(w)
-	ctx := context.WithValue(r.Context(), webSocketKey{}, true)
-	ctx = s.withStreamCaller(ctx, r.Header.Get("X-Api-Key"))
+	c := newWSConn(s.opts.Documents, r.Header.Get("X-Api-Key"), s.idle)
+	defer c.finish()
+	ctx := context.WithValue(r.Context(), wsConnKey{}, c)
+	ctx = s.withStreamCaller(ctx, c.headerKey)
 	s.ws.Do(stalledHijacker{w}, r.WithContext(ctx), s.exec)
 }
 
-// initWS reads the API key of a WebSocket from its connection_init
-// payload, when it has one (a browser cannot set the upgrade request's
-// headers): {"X-Api-Key": k}, {"headers": {"X-Api-Key": k}} or
-// {"apiKey": k}. Without one, the upgrade request's header stands.
-func (s *streams) initWS(ctx context.Context, p transport.InitPayload) (context.Context, *transport.InitPayload, error) {
-	if key, ok := keyFromInit(p); ok {
+// initWS makes the caller of a WebSocket from its key (wsConn's
+// connectionKey: the upgrade request's header, or connection_init's
+// payload, whose browsers cannot set headers), or refuses the
+// connection_init with the close code and reason the protocol asks.
+func (s *streams) initWS(ctx context.Context, _ transport.InitPayload) (context.Context, *transport.InitPayload, error) {
+	c, _ := ctx.Value(wsConnKey{}).(*wsConn)
+	if c == nil {
+		return ctx, nil, nil
+	}
+	key, refused := c.connectionKey()
+	if refused != nil {
+		ctx = transport.WithWebsocketCloseCode(ctx, refused.code)
+		ctx = transport.AppendCloseReason(ctx, refused.reason)
+		return ctx, nil, errors.New(refused.reason)
+	}
+	if key != c.headerKey {
 		ctx = s.withStreamCaller(ctx, key)
 	}
 	return ctx, nil, nil
-}
-
-// keyFromInit finds an API key in a connection_init payload.
-func keyFromInit(p map[string]any) (string, bool) {
-	for k, v := range p {
-		if s, ok := v.(string); ok && (strings.EqualFold(k, "X-Api-Key") || k == "apiKey") {
-			return s, true
-		}
-	}
-	if h, ok := p["headers"].(map[string]any); ok {
-		for k, v := range h {
-			if s, ok := v.(string); ok && strings.EqualFold(k, "X-Api-Key") {
-				return s, true
-			}
-		}
-	}
-	return "", false
 }
 
 // originAllowed reports whether a WebSocket may be opened from r's

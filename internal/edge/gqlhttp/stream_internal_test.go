@@ -1,30 +1,49 @@
 package gqlhttp
 
 import (
+	"encoding/json"
 	"net/http/httptest"
 	"testing"
 )
 
-// The key of a WebSocket is read from connection_init's payload in each
-// shape clients send it; a payload without one leaves the upgrade
-// request's header.
-func TestKeyFromInit(t *testing.T) {
+// The key of a WebSocket is the upgrade request's header, else
+// connection_init's payload's in each shape clients send it: one key,
+// whatever the order of the payload's members; an empty value is none;
+// two keys that differ are refused (4403), as is a key that is not a
+// string or a payload that is not an object (4400).
+func TestConnectionKey(t *testing.T) {
 	for _, tc := range []struct {
-		name    string
-		payload map[string]any
-		want    string
-		ok      bool
+		name, header, payload string
+		want                  string
+		code                  int // 0: accepted
 	}{
-		{"X-Api-Key", map[string]any{"X-Api-Key": "k1"}, "k1", true},
-		{"any case", map[string]any{"x-api-key": "k2"}, "k2", true},
-		{"headers", map[string]any{"headers": map[string]any{"X-API-KEY": "k3"}}, "k3", true},
-		{"apiKey", map[string]any{"apiKey": "k4"}, "k4", true},
-		{"none", map[string]any{"Authorization": "Bearer x"}, "", false},
-		{"not a string", map[string]any{"apiKey": 4}, "", false},
+		{"X-Api-Key", "", `{"X-Api-Key":"k1"}`, "k1", 0},
+		{"any case", "", `{"x-api-key":"k2"}`, "k2", 0},
+		{"headers", "", `{"headers":{"X-API-KEY":"k3"}}`, "k3", 0},
+		{"apiKey", "", `{"apiKey":"k4"}`, "k4", 0},
+		{"none: the header", "h", `{"Authorization":"Bearer x"}`, "h", 0},
+		{"no payload: the header", "h", ``, "h", 0},
+		{"null payload: the header", "h", `null`, "h", 0},
+		{"the same key twice", "", `{"X-Api-Key":"k","apiKey":"k","headers":{"x-api-key":"k"}}`, "k", 0},
+		{"the header and the same key", "k", `{"apiKey":"k"}`, "k", 0},
+		{"an empty key does not hide the header's", "h", `{"X-Api-Key":""}`, "h", 0},
+		{"an empty key beside another", "", `{"X-Api-Key":"","apiKey":"k"}`, "k", 0},
+		{"two keys", "", `{"X-Api-Key":"a","apiKey":"b"}`, "", closeForbidden},
+		{"two spellings", "", `{"X-Api-Key":"a","x-api-key":"b"}`, "", closeForbidden},
+		{"the header and another key", "h", `{"apiKey":"k"}`, "", closeForbidden},
+		{"headers and another key", "", `{"apiKey":"a","headers":{"X-Api-Key":"b"}}`, "", closeForbidden},
+		{"not a string", "", `{"apiKey":4}`, "", closeBadRequest},
+		{"not an object", "", `"k"`, "", closeBadRequest},
 	} {
-		got, ok := keyFromInit(tc.payload)
-		if got != tc.want || ok != tc.ok {
-			t.Errorf("%s: %q %v, want %q %v", tc.name, got, ok, tc.want, tc.ok)
+		for range 20 { // map order varies from run to run: the answer must not
+			got, refused := connectionKey(tc.header, json.RawMessage(tc.payload))
+			code := 0
+			if refused != nil {
+				code = refused.code
+			}
+			if got != tc.want || code != tc.code {
+				t.Fatalf("%s: %q (close %d), want %q (close %d)", tc.name, got, code, tc.want, tc.code)
+			}
 		}
 	}
 }

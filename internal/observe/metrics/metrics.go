@@ -94,6 +94,8 @@ type Metrics struct {
 	subscriptionEvents   *prometheus.CounterVec
 	subscriptionPolls    *prometheus.CounterVec
 	subscriptionRefusals *prometheus.CounterVec
+	webSockets           prometheus.Gauge
+	webSocketRefusals    *prometheus.CounterVec
 
 	names operationNames
 
@@ -180,7 +182,15 @@ func New() *Metrics {
 		}, []string{"resource", "outcome"}),
 		subscriptionRefusals: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "suregql_subscription_refusals_total",
-			Help: "Subscriptions refused with SUBSCRIPTION_LIMIT_EXCEEDED, by the limit passed (perKey, total).",
+			Help: "Subscriptions refused with SUBSCRIPTION_LIMIT_EXCEEDED, by the limit passed (perKey, total, unprovenKeys).",
+		}, []string{"limit"}),
+		webSockets: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "suregql_websockets_open",
+			Help: "WebSocket connections open now.",
+		}),
+		webSocketRefusals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "suregql_websocket_refusals_total",
+			Help: "WebSocket upgrades refused with CONNECTION_LIMIT_EXCEEDED, by the limit passed (perAddress, total).",
 		}, []string{"limit"}),
 	}
 	m.names.seen = map[string]string{}
@@ -188,6 +198,7 @@ func New() *Metrics {
 		m.operations, m.operationDuration, m.upstreamCalls, m.upstreamDuration,
 		m.budgetRefusals, m.rateLimitRefusals, m.queryLimitRefusals, m.buildInfo,
 		m.subscriptions, m.subscriptionEvents, m.subscriptionPolls, m.subscriptionRefusals,
+		m.webSockets, m.webSocketRefusals,
 		savings{m},
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
@@ -364,10 +375,26 @@ func (m *Metrics) SubscriptionPoll(resource string, sent bool) {
 }
 
 // SubscriptionRefused counts a subscription refused by limit (perKey,
-// total).
+// total, unprovenKeys).
 func (m *Metrics) SubscriptionRefused(limit string) {
 	if m != nil {
 		m.subscriptionRefusals.WithLabelValues(limit).Inc()
+	}
+}
+
+// WebSocketOpened counts a WebSocket connection opening (delta 1) or
+// closing (-1).
+func (m *Metrics) WebSocketOpened(delta int) {
+	if m != nil {
+		m.webSockets.Add(float64(delta))
+	}
+}
+
+// WebSocketRefused counts a WebSocket upgrade refused by limit
+// (perAddress, total).
+func (m *Metrics) WebSocketRefused(limit string) {
+	if m != nil {
+		m.webSocketRefusals.WithLabelValues(limit).Inc()
 	}
 }
 

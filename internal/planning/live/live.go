@@ -115,6 +115,17 @@ type Options struct {
 	// (redisstate.Live): one replica polls a key's resource and publishes
 	// what it read to the others. nil: each process polls for its own.
 	Replicas Replicas
+	// Accepted reports whether the upstream has accepted the key of this
+	// id (answered it 2xx, and not 401 since): its subscriptions are not
+	// held to MaxUnproven. nil: a key is proven only by a poll of its own
+	// that the upstream answered.
+	Accepted func(keyID string) bool
+	// MaxUnproven bounds the subscriptions of keys not proven yet (see
+	// Subscribe) waiting for their first poll, over every key: strangers
+	// with made-up keys take at most this share of MaxTotal, whatever
+	// the upstream's latency. 0 means MaxTotal/DefaultUnprovenShare, at
+	// least 1.
+	MaxUnproven int
 }
 
 // Replicas is what the loops of several processes share.
@@ -132,6 +143,10 @@ type Replicas interface {
 const (
 	DefaultMaxPerKey = 10
 	DefaultMaxTotal  = 1000
+	// DefaultUnprovenShare: subscriptions of keys not proven yet take at
+	// most a twentieth of MaxTotal (50 of 1,000) while their first poll
+	// is out.
+	DefaultUnprovenShare = 20
 )
 
 // Schedule constants (see the package comment).
@@ -149,18 +164,24 @@ const (
 	CodeLimitExceeded = "SUBSCRIPTION_LIMIT_EXCEEDED"
 	LimitPerKey       = "perKey"
 	LimitTotal        = "total"
+	// LimitUnproven: MaxUnproven, the share of keys the upstream has not
+	// accepted yet.
+	LimitUnproven = "unprovenKeys"
 )
 
-// LimitError refuses a subscription past MaxPerKey or MaxTotal, before
-// any call.
+// LimitError refuses a subscription past MaxPerKey, MaxTotal or
+// MaxUnproven, before any call.
 type LimitError struct {
-	Limit string // LimitPerKey or LimitTotal
+	Limit string // LimitPerKey, LimitTotal or LimitUnproven
 	Max   int
 }
 
 func (e *LimitError) Error() string {
-	if e.Limit == LimitPerKey {
+	switch e.Limit {
+	case LimitPerKey:
 		return fmt.Sprintf("this API key has %d subscriptions open, the most one key may have; close one first", e.Max)
+	case LimitUnproven:
+		return fmt.Sprintf("the server is starting %d subscriptions of API keys the Sure server has not accepted yet, the most it starts at once; try again in a moment", e.Max)
 	}
 	return fmt.Sprintf("the server has %d subscriptions open, the most it serves; try again later", e.Max)
 }
@@ -174,9 +195,18 @@ type Hub struct {
 	id   string // names its publications among the replicas
 
 	mu     sync.Mutex
-	perKey map[string]int
+	perKey map[string]int // subscriptions of each key, pending or not
 	total  int
 	loops  map[loopKey]*loop
+	// unproven counts the subscriptions of keys not proven that wait for
+	// their loop's first poll (MaxUnproven).
+	unproven int
+	// proven counts, per key, its loops whose first poll the upstream
+	// answered: the upstream accepts the key.
+	proven map[string]int
+	// proving is the one loop of a key not proven whose first poll is
+	// out: the key's other new loops wait for its answer.
+	proving map[string]*loop
 }
 
 type loopKey struct {
@@ -195,12 +225,18 @@ func New(opts Options) *Hub {
 	if opts.MaxTotal <= 0 {
 		opts.MaxTotal = DefaultMaxTotal
 	}
+	if opts.MaxUnproven <= 0 {
+		opts.MaxUnproven = max(opts.MaxTotal/DefaultUnprovenShare, 1)
+	}
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
 	id := make([]byte, 8)
 	_, _ = rand.Read(id)
-	return &Hub{opts: opts, id: hex.EncodeToString(id), perKey: map[string]int{}, loops: map[loopKey]*loop{}}
+	return &Hub{
+		opts: opts, id: hex.EncodeToString(id), perKey: map[string]int{}, loops: map[loopKey]*loop{},
+		proven: map[string]int{}, proving: map[string]*loop{},
+	}
 }
 
 // Subscription is one subscriber's view of a loop: First, the state when
@@ -219,9 +255,17 @@ type Subscription struct {
 
 // Subscribe opens a subscription of p's key to res: it joins the key's
 // loop of res, or starts it and waits for its first poll. An error of that
-// poll (the resource is unknown: planner's NOT_FOUND) is returned and
-// nothing stays open. A subscription past the limits is a *LimitError,
-// refused before any call.
+// poll (the resource is unknown: planner's NOT_FOUND; the key rejected)
+// is returned and nothing stays open. A subscription past the limits is a
+// *LimitError, refused before any call.
+//
+// A key is proven once the upstream accepted it (Options.Accepted, or a
+// first poll of one of its loops answered). Until then its subscriptions
+// are held to MaxUnproven while their first poll is out, so that made-up
+// keys against a slow upstream cannot fill MaxTotal, and a key polls for
+// one resource at a time: its subscriptions to other resources wait for
+// that first answer, so a key the upstream rejects costs one call
+// (RejectedKeys refuses the others without one), not one per resource.
 func (h *Hub) Subscribe(ctx context.Context, p *planner.Planner, res Resource) (*Subscription, error) {
 	if h.draining() {
 		return nil, ErrDraining
@@ -229,22 +273,49 @@ func (h *Hub) Subscribe(ctx context.Context, p *planner.Planner, res Resource) (
 	k := loopKey{key: p.Key().ID(), res: res}
 	s := &sub{ch: make(chan State, 1)}
 	h.mu.Lock()
+	for {
+		proof := h.proving[k.key]
+		if proof == nil || h.loops[k] != nil || h.provenLocked(k.key) {
+			break
+		}
+		h.mu.Unlock()
+		select {
+		case <-proof.first:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		h.mu.Lock()
+	}
+	l := h.loops[k]
+	// A subscription waits for a first poll unless it joins a loop that
+	// has answered (a failed one is ending: it will be told the error).
+	unproven := !h.provenLocked(k.key) && (l == nil || !l.polled())
+	var refused *LimitError
 	switch {
 	case h.perKey[k.key] >= h.opts.MaxPerKey:
-		h.mu.Unlock()
-		h.meter().SubscriptionRefused(LimitPerKey)
-		return nil, &LimitError{Limit: LimitPerKey, Max: h.opts.MaxPerKey}
+		refused = &LimitError{Limit: LimitPerKey, Max: h.opts.MaxPerKey}
 	case h.total >= h.opts.MaxTotal:
+		refused = &LimitError{Limit: LimitTotal, Max: h.opts.MaxTotal}
+	case unproven && h.unproven >= h.opts.MaxUnproven:
+		refused = &LimitError{Limit: LimitUnproven, Max: h.opts.MaxUnproven}
+	}
+	if refused != nil {
 		h.mu.Unlock()
-		h.meter().SubscriptionRefused(LimitTotal)
-		return nil, &LimitError{Limit: LimitTotal, Max: h.opts.MaxTotal}
+		h.meter().SubscriptionRefused(refused.Limit)
+		return nil, refused
 	}
 	h.perKey[k.key]++
 	h.total++
-	l := h.loops[k]
+	if unproven {
+		s.unproven = true
+		h.unproven++
+	}
 	if l == nil {
 		l = newLoop(h, k, p.Renew, p.Key())
 		h.loops[k] = l
+		if unproven {
+			h.proving[k.key] = l
+		}
 		go l.run()
 	}
 	l.subs[s] = struct{}{}
@@ -268,12 +339,51 @@ func (h *Hub) Subscribe(ctx context.Context, p *planner.Planner, res Resource) (
 	return sub, nil
 }
 
+// provenLocked reports whether the upstream accepted key (see Subscribe).
+func (h *Hub) provenLocked(key string) bool {
+	return h.proven[key] > 0 || (h.opts.Accepted != nil && h.opts.Accepted(key))
+}
+
+// settleLocked records that l's first poll answered (err nil) or failed:
+// its subscribers wait no more, and l proves its key or no longer tries
+// to. Called under h.mu, as l.first is closed.
+func (h *Hub) settleLocked(l *loop, err error) {
+	l.firstErr = err
+	close(l.first)
+	if h.proving[l.k.key] == l {
+		delete(h.proving, l.k.key)
+	}
+	if err == nil {
+		l.proves = true
+		h.proven[l.k.key]++
+	}
+	for s := range l.subs {
+		if s.unproven {
+			s.unproven = false
+			h.unproven--
+		}
+	}
+}
+
+// Err is why the subscription ended on its own, once C is closed: the
+// key rejected by the upstream (revoked) or the resource gone, as the
+// poll that found it failed; nil when it ended otherwise (an import
+// terminal, the server draining, Close).
+func (s *Subscription) Err() error {
+	s.hub.mu.Lock()
+	defer s.hub.mu.Unlock()
+	return s.l.endErr
+}
+
 // Close ends the subscription; the loop stops with its last subscriber.
 func (s *Subscription) Close() {
 	s.close.Do(func() {
 		h := s.hub
 		h.mu.Lock()
 		delete(s.l.subs, s.s)
+		if s.s.unproven {
+			h.unproven--
+		}
 		h.perKey[s.l.k.key]--
 		if h.perKey[s.l.k.key] <= 0 {
 			delete(h.perKey, s.l.k.key)

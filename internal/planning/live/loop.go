@@ -17,6 +17,9 @@ import (
 type sub struct {
 	ch     chan State
 	closed bool // by the loop's end, under Hub.mu
+	// unproven: counted in Hub.unproven until the loop's first poll
+	// answers (under Hub.mu).
+	unproven bool
 }
 
 // loop polls one resource for one key.
@@ -31,6 +34,8 @@ type loop struct {
 	subs     map[*sub]struct{}
 	last     *State // the newest state read; nil before the first poll
 	firstErr error
+	endErr   error // why a later poll ended the loop (Subscription.Err)
+	proves   bool  // its first poll answered: counted in Hub.proven
 
 	first chan struct{} // closed after the first poll
 	wake  chan struct{} // Expect
@@ -110,13 +115,13 @@ func (l *loop) end() {
 	if h.loops[l.k] == l {
 		delete(h.loops, l.k)
 	}
-	select {
-	case <-l.first:
-	default:
-		if l.firstErr == nil {
-			l.firstErr = ErrDraining
+	if !l.polled() {
+		h.settleLocked(l, ErrDraining)
+	}
+	if l.proves {
+		if h.proven[l.k.key]--; h.proven[l.k.key] <= 0 {
+			delete(h.proven, l.k.key)
 		}
-		close(l.first)
 	}
 	for s := range l.subs {
 		if !s.closed {
@@ -198,18 +203,18 @@ func (l *loop) polled() bool {
 func (l *loop) failed(err error, rl *restclient.RateLimit) (time.Duration, bool) {
 	if !l.polled() {
 		l.hub.mu.Lock()
-		l.firstErr = err
-		close(l.first)
+		l.hub.settleLocked(l, err)
 		l.hub.mu.Unlock()
 		return 0, false
 	}
-	if nf := new(planner.NotFoundError); errors.As(err, &nf) {
-		return 0, false
-	}
-	if keyRejected(err) {
-		// Sure rejects the key (revoked): polling on would ask again
-		// each time RejectedKeys forgets it, for as long as the
-		// subscriber stays connected.
+	// The resource gone, or the key rejected (revoked: polling on would
+	// ask again each time RejectedKeys forgets it, for as long as the
+	// subscriber stays connected): the loop ends, and its subscribers
+	// are told why (Subscription.Err).
+	if nf := new(planner.NotFoundError); errors.As(err, &nf) || keyRejected(err) {
+		l.hub.mu.Lock()
+		l.endErr = err
+		l.hub.mu.Unlock()
 		return 0, false
 	}
 	l.hub.opts.Log.Warn("subscription poll failed", "resource", string(l.k.res.Kind), "error", err)
@@ -239,7 +244,7 @@ func (l *loop) publish(st State) bool {
 	defer h.mu.Unlock()
 	if l.last == nil {
 		l.last = &st
-		close(l.first)
+		h.settleLocked(l, nil)
 		return true
 	}
 	if sameState(*l.last, st) {
