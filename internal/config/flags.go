@@ -64,7 +64,7 @@ var flags = []Flag{
 	},
 	{
 		Name: "cache-bytes", Env: "CACHE_BYTES", Default: strconv.Itoa(facade.DefaultCacheBytes),
-		Usage: "memory the answer cache of this process may take, in bytes (an estimate: each answer's body and its decoded values); past it the least recently used answers go (env CACHE_BYTES)",
+		Usage: "memory the answer cache of this process may take, in bytes (an estimate: each answer's body and its decoded values); past it the key holding the most gives up its least recently used answers first, so no key's reads push out another's (env CACHE_BYTES)",
 		parse: integer("cache bytes", 1<<20, func(c *Config) *int { return &c.CacheBytes }),
 	},
 	{
