@@ -440,6 +440,7 @@ func newShared(cfg Config, log *slog.Logger, accepted *acceptedKeys) *planner.Sh
 		// In this process's memory, with Redis too: see
 		// restcache.RejectedKeys for why it is not shared.
 		RejectedKeys: &restcache.RejectedKeys{},
+		KeyChecks:    &restcache.KeyChecks{},
 	}
 	if cfg.Redis != nil {
 		shared.RateLimits = cfg.Redis.RateLimits()
