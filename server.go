@@ -236,6 +236,7 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 		MaxSubscriptionsPerKey: cfg.MaxSubscriptionsPerKey, MaxSubscriptions: cfg.MaxSubscriptions,
 		Metrics: m, DisableMetricsEndpoint: cfg.MetricsAddr != "",
 		TracerProvider: tp, Redis: shared, Documents: docs, Breaker: breaker, Draining: draining, Version: v,
+		NewKeyCalls: cfg.NewKeyCalls, ForwardBaggage: cfg.TraceBaggage,
 	}), cfg.OperationTimeout)
 	logEndpoints(log, cfg, up, "http://"+displayAddr(ln.Addr()))
 

@@ -218,6 +218,9 @@ func (l *Planner) gate(ctx context.Context, method, path string, attempt int) er
 			}
 		}
 	}
+	if err := l.admitNewKey(attempt); err != nil {
+		return err
+	}
 	return l.budget.admit(ctx, attempt)
 }
 

@@ -70,6 +70,10 @@ type Shared struct {
 	// that a key revoked while out of quota is not served what is held
 	// for the rest of its window. nil serves stale without asking.
 	KeyChecks *restcache.KeyChecks
+	// NewKeys bounds the calls of keys the upstream has not accepted yet
+	// (strangers' random keys among them): past it they are refused
+	// (NewKeyLimitError) without a call. nil bounds nothing.
+	NewKeys *restcache.NewKeyCalls
 	// Traits keeps what answers showed of the upstream server (its
 	// version's features, its page sizes), for every key; nil keeps them
 	// in this Shared only.
@@ -111,6 +115,9 @@ func (s *Shared) forgetKey(apiKey callerkey.Key) {
 	}
 	if s.KeyChecks != nil {
 		s.KeyChecks.Forget(apiKey)
+	}
+	if s.NewKeys != nil {
+		s.NewKeys.Forget(apiKey)
 	}
 	if s.Kinds != nil {
 		s.Kinds.forgetKey(keyHashOf(apiKey))
@@ -292,13 +299,18 @@ func (l *Planner) observe(ctx context.Context, c restclient.Call) {
 			l.shared.RateLimits.Observe(l.apiKey, *rl)
 		}
 	}
-	switch {
-	case c.Status == http.StatusUnauthorized:
+	if c.Status == http.StatusUnauthorized {
 		l.shared.forgetKey(l.apiKey)
-	case l.shared.KeyChecks != nil && stands(c) && rl != nil && rl.Remaining == 0:
-		// The key stands, and its calls will be refused locally until
-		// its reset: the moment its stale answers are vouched for from.
-		l.shared.KeyChecks.Stood(l.apiKey, l.shared.now())
+	} else if stands(c) {
+		if l.shared.NewKeys != nil {
+			l.shared.NewKeys.Accepted(l.apiKey)
+		}
+		if l.shared.KeyChecks != nil && rl != nil && rl.Remaining == 0 {
+			// The key stands, and its calls will be refused locally
+			// until its reset: the moment its stale answers are vouched
+			// for from.
+			l.shared.KeyChecks.Stood(l.apiKey, l.shared.now())
+		}
 	}
 	if l.shared.Answered != nil && c.Status != 0 {
 		l.shared.Answered(l.apiKey, c.Status)
