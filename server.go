@@ -239,6 +239,7 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 		MaxWebSockets: cfg.MaxWebSockets, MaxWebSocketsPerAddress: cfg.MaxWebSocketsPerAddress, WebSocketIdleTimeout: cfg.WebSocketIdleTimeout,
 		Metrics: m, DisableMetricsEndpoint: cfg.MetricsAddr != "",
 		TracerProvider: tp, Redis: shared, Documents: docs, Breaker: breaker, Draining: draining, Version: v,
+		NewKeyCalls: cfg.NewKeyCalls, ForwardBaggage: cfg.TraceBaggage,
 	}), cfg.OperationTimeout)
 	logEndpoints(log, cfg, up, "http://"+displayAddr(ln.Addr()))
 

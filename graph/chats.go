@@ -49,6 +49,12 @@ func chatWantOf(oc *graphql.OperationContext, fields []graphql.CollectedField, c
 		switch f.Name {
 		case "lastMessageAt":
 			wantsTail = true
+		case "firstMessageAt":
+			wantsHead = true // page 1; a window elsewhere does not hold it
+			if froms == 0 || from != 0 {
+				froms++
+			}
+			from = 0
 		case "messages":
 			args := f.ArgumentMap(oc.Variables)
 			if args["last"] != nil && args["before"] == nil {
@@ -159,12 +165,13 @@ func writeOutcome(ctx context.Context, p *planner.Planner, w planner.Written, er
 	// them again, and report the failure where it happens.
 	m := chatFromShow(w.Chat, p.MessagePage(w.Chat))
 	m.FirstPage, m.MessageCount, m.LastMessageKnown, m.LastMessageAt = nil, sent, sent == 0, nil
+	m.FirstMessageKnown, m.FirstMessageAt = sent == 0, nil
 	return m, []*model.UserError{}, nil
 }
 
 // payloadChatWant returns what a write payload's chat selection reads of
 // the chat's messages, and whether it reads any (messageCount, messages,
-// lastMessageAt).
+// lastMessageAt, firstMessageAt).
 func payloadChatWant(ctx context.Context) (planner.ChatWant, bool) {
 	oc := graphql.GetOperationContext(ctx)
 	var fields []graphql.CollectedField
@@ -175,7 +182,7 @@ func payloadChatWant(ctx context.Context) (planner.ChatWant, bool) {
 	}
 	for _, f := range fields {
 		switch f.Name {
-		case "messageCount", "messages", "lastMessageAt":
+		case "messageCount", "messages", "lastMessageAt", "firstMessageAt":
 			return chatWantOf(oc, fields, ""), true
 		}
 	}

@@ -115,6 +115,7 @@ func present(err error) (string, map[string]any) {
 		stale   *paging.StaleCursorError
 		unsup   *planner.UnsupportedError
 		subs    *live.LimitError
+		newKey  *planner.NewKeyLimitError
 	)
 	switch {
 	case errors.As(err, &subs):
@@ -139,6 +140,8 @@ func present(err error) (string, map[string]any) {
 		return err.Error(), code(CodeUnauthenticated)
 	case errors.As(err, &bad):
 		return bad.Error(), map[string]any{"code": CodeBadUserInput, "argument": bad.Arg}
+	case errors.As(err, &newKey):
+		return newKey.Error(), map[string]any{"code": CodeRateLimited, "retryAfter": newKey.RetrySeconds(), "reason": "newKeys"}
 	case errors.As(err, &rl):
 		secs := int(math.Ceil(rl.RetryAfter.Seconds()))
 		return fmt.Sprintf("the Sure API rate limit for this key is exhausted; retry in %d seconds", secs),

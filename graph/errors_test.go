@@ -114,6 +114,12 @@ func TestErrorPresenter(t *testing.T) {
 			wantExt: map[string]any{"code": CodeRateLimited, "retryAfter": 2},
 		},
 		{
+			name:    "new keys over their bound, gated",
+			err:     &restclient.GateError{Err: &planner.NewKeyLimitError{RetryAfter: 200 * time.Millisecond}},
+			wantMsg: "the server is receiving many requests with API keys the Sure server has not accepted yet, and this key is not known here yet; retry in 1 seconds",
+			wantExt: map[string]any{"code": CodeRateLimited, "retryAfter": 1, "reason": "newKeys"},
+		},
+		{
 			name:    "429, whole seconds",
 			err:     &restclient.RateLimitError{APIError: *apiErr(http.StatusTooManyRequests, "rate_limit_exceeded", ""), RetryAfter: 42 * time.Minute},
 			wantMsg: "the Sure API rate limit for this key is exhausted; retry in 2520 seconds",

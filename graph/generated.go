@@ -67,14 +67,15 @@ type ComplexityRoot struct {
 	}
 
 	Chat struct {
-		CreatedAt     func(childComplexity int) int
-		Error         func(childComplexity int) int
-		ID            func(childComplexity int) int
-		LastMessageAt func(childComplexity int) int
-		MessageCount  func(childComplexity int) int
-		Messages      func(childComplexity int, first *int, after *string, last *int, before *string) int
-		Title         func(childComplexity int) int
-		UpdatedAt     func(childComplexity int) int
+		CreatedAt      func(childComplexity int) int
+		Error          func(childComplexity int) int
+		FirstMessageAt func(childComplexity int) int
+		ID             func(childComplexity int) int
+		LastMessageAt  func(childComplexity int) int
+		MessageCount   func(childComplexity int) int
+		Messages       func(childComplexity int, first *int, after *string, last *int, before *string) int
+		Title          func(childComplexity int) int
+		UpdatedAt      func(childComplexity int) int
 	}
 
 	ChatConnection struct {
@@ -267,6 +268,7 @@ type CategoryResolver interface {
 	Subcategories(ctx context.Context, obj *model.Category, first *int, after *string, last *int, before *string) (*model.CategoryConnection, error)
 }
 type ChatResolver interface {
+	FirstMessageAt(ctx context.Context, obj *model.Chat) (*time.Time, error)
 	LastMessageAt(ctx context.Context, obj *model.Chat) (*time.Time, error)
 	Messages(ctx context.Context, obj *model.Chat, first *int, after *string, last *int, before *string) (*model.MessageConnection, error)
 }
@@ -432,6 +434,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Chat.Error(childComplexity), true
+	case "Chat.firstMessageAt":
+		if e.ComplexityRoot.Chat.FirstMessageAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Chat.FirstMessageAt(childComplexity), true
 	case "Chat.id":
 		if e.ComplexityRoot.Chat.ID == nil {
 			break
@@ -1603,7 +1611,19 @@ type Chat implements Node {
   updatedAt: DateTime!
   "How many messages the chat holds."
   messageCount: Int!
-  "When the newest message was written, or ` + "`" + `null` + "`" + ` when the chat has none."
+  """
+  When the oldest message was written, or ` + "`" + `null` + "`" + ` when the chat has none. Sure's list of
+  chats sends it (under the name ` + "`" + `last_message_at` + "`" + `): free in ` + "`" + `chats` + "`" + `; a chat read by id
+  knows it from its first page of messages, else reads that page (one call).
+  """
+  firstMessageAt: DateTime
+  """
+  When the newest message was written, or ` + "`" + `null` + "`" + ` when the chat has none. Sure's list of
+  chats does not send it (its ` + "`" + `last_message_at` + "`" + ` is the oldest message's time, see
+  ` + "`" + `firstMessageAt` + "`" + `): in ` + "`" + `chats` + "`" + ` it is free for a chat of no or one message, and costs one
+  call per other chat (its last page of messages, the call ` + "`" + `messages(last: n)` + "`" + ` of that chat
+  makes too); a chat read by id reads its last page once for it and ` + "`" + `messages(last: n)` + "`" + `.
+  """
   lastMessageAt: DateTime
   "The messages, oldest first, as a Relay connection (default: first 25)."
   messages(
@@ -2041,6 +2061,8 @@ func (ec *executionContext) childFields_Chat(ctx context.Context, field graphql.
 		return ec.fieldContext_Chat_updatedAt(ctx, field)
 	case "messageCount":
 		return ec.fieldContext_Chat_messageCount(ctx, field)
+	case "firstMessageAt":
+		return ec.fieldContext_Chat_firstMessageAt(ctx, field)
 	case "lastMessageAt":
 		return ec.fieldContext_Chat_lastMessageAt(ctx, field)
 	case "messages":
@@ -3517,6 +3539,29 @@ func (ec *executionContext) _Chat_messageCount(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_Chat_messageCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Chat", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Chat_firstMessageAt(ctx context.Context, field graphql.CollectedField, obj *model.Chat) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Chat_firstMessageAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Chat().FirstMessageAt(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalODateTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Chat_firstMessageAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Chat", field, true, true, errors.New("field of type DateTime does not have child fields"))
 }
 
 func (ec *executionContext) _Chat_lastMessageAt(ctx context.Context, field graphql.CollectedField, obj *model.Chat) (ret graphql.Marshaler) {
@@ -8393,6 +8438,44 @@ func (ec *executionContext) _Chat(ctx context.Context, sel ast.SelectionSet, obj
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "firstMessageAt":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Chat_firstMessageAt(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "lastMessageAt":
 			field := field
 

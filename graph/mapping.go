@@ -47,20 +47,29 @@ func classificationToREST(c model.CategoryClassification) string {
 }
 
 // chatFromSummary maps an element of the chat list: it knows the message
-// count and the last message time, but holds no messages.
+// count and the oldest message's time (Sure's last_message_at), but holds
+// no messages. The newest message's time is known from it only when the
+// chat has none, or one (the oldest is then the newest).
 func chatFromSummary(c *restclient.ChatSummary) *model.Chat {
-	return &model.Chat{
-		ID:            c.ID,
-		Title:         c.Title,
-		Error:         c.Error,
-		CreatedAt:     c.CreatedAt,
-		UpdatedAt:     c.UpdatedAt,
-		MessageCount:  c.MessageCount,
-		LastMessageAt: c.LastMessageAt,
+	m := &model.Chat{
+		ID:             c.ID,
+		Title:          c.Title,
+		Error:          c.Error,
+		CreatedAt:      c.CreatedAt,
+		UpdatedAt:      c.UpdatedAt,
+		MessageCount:   c.MessageCount,
+		FirstMessageAt: c.FirstMessageAt,
 		// Absent with messages present is not "no message": the resolver
-		// then reads the newest one.
-		LastMessageKnown: c.LastMessageAt != nil || c.MessageCount == 0,
+		// then reads the oldest one.
+		FirstMessageKnown: c.FirstMessageAt != nil || c.MessageCount == 0,
 	}
+	switch {
+	case c.MessageCount == 0:
+		m.LastMessageKnown = true
+	case c.MessageCount == 1 && c.FirstMessageAt != nil:
+		m.LastMessageAt, m.LastMessageKnown = c.FirstMessageAt, true
+	}
+	return m
 }
 
 // chatFromShow maps a show answer (or a create or update answer that
@@ -77,13 +86,20 @@ func chatFromShow(c *restclient.Chat, page restclient.MessagePage) *model.Chat {
 	}
 	m.FirstPage = &page
 	m.MessageCount = page.Total
-	// The newest message is on the last page; when this page holds it,
-	// lastMessageAt is known without another call.
+	// The newest message is on the last page, the oldest on the first;
+	// when this page holds one, its time is known without another call.
 	if page.HoldsNewest() {
 		m.LastMessageKnown = true
 		if n := len(page.Messages); n > 0 {
 			t := page.Messages[n-1].CreatedAt
 			m.LastMessageAt = &t
+		}
+	}
+	if page.HoldsOldest() {
+		m.FirstMessageKnown = true
+		if len(page.Messages) > 0 {
+			t := page.Messages[0].CreatedAt
+			m.FirstMessageAt = &t
 		}
 	}
 	return m

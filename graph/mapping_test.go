@@ -111,28 +111,46 @@ func TestClassificationToREST(t *testing.T) {
 	}
 }
 
+// A list element's last_message_at is the chat's oldest message's time
+// (UPSTREAM.md): it is firstMessageAt, and lastMessageAt too only when
+// the chat holds one message.
 func TestChatFromSummary(t *testing.T) {
-	created, updated, last := ts("2025-12-20T10:00:00Z"), ts("2025-12-21T10:00:00Z"), ts("2025-12-21T09:59:00Z")
+	created, updated, oldest := ts("2025-12-20T10:00:00Z"), ts("2025-12-21T10:00:00Z"), ts("2025-12-20T10:01:00Z")
 	for _, tc := range []struct {
 		name string
 		in   restclient.ChatSummary
 		want model.Chat
 	}{
 		{
-			name: "with messages",
+			name: "with messages: the newest not known",
 			in: restclient.ChatSummary{
-				ID: "c1", Title: "Budget", LastMessageAt: &last, MessageCount: 6, CreatedAt: created, UpdatedAt: updated,
+				ID: "c1", Title: "Budget", FirstMessageAt: &oldest, MessageCount: 6, CreatedAt: created, UpdatedAt: updated,
 			},
 			want: model.Chat{
-				ID: "c1", Title: "Budget", MessageCount: 6, LastMessageAt: &last, LastMessageKnown: true,
+				ID: "c1", Title: "Budget", MessageCount: 6, FirstMessageAt: &oldest, FirstMessageKnown: true,
 				CreatedAt: created, UpdatedAt: updated,
 			},
+		},
+		{
+			name: "one message: the oldest is the newest",
+			in: restclient.ChatSummary{
+				ID: "c1", Title: "Budget", FirstMessageAt: &oldest, MessageCount: 1, CreatedAt: created, UpdatedAt: updated,
+			},
+			want: model.Chat{
+				ID: "c1", Title: "Budget", MessageCount: 1, FirstMessageAt: &oldest, FirstMessageKnown: true,
+				LastMessageAt: &oldest, LastMessageKnown: true, CreatedAt: created, UpdatedAt: updated,
+			},
+		},
+		{
+			name: "messages but no time sent: neither known",
+			in:   restclient.ChatSummary{ID: "c1", Title: "Budget", MessageCount: 1, CreatedAt: created, UpdatedAt: updated},
+			want: model.Chat{ID: "c1", Title: "Budget", MessageCount: 1, CreatedAt: created, UpdatedAt: updated},
 		},
 		{
 			name: "with an error and no messages",
 			in:   restclient.ChatSummary{ID: "c2", Title: "Net worth", Error: ptr("the model failed"), CreatedAt: created, UpdatedAt: updated},
 			want: model.Chat{
-				ID: "c2", Title: "Net worth", Error: ptr("the model failed"), LastMessageKnown: true,
+				ID: "c2", Title: "Net worth", Error: ptr("the model failed"), LastMessageKnown: true, FirstMessageKnown: true,
 				CreatedAt: created, UpdatedAt: updated,
 			},
 		},
@@ -162,6 +180,7 @@ func messages(start time.Time, n int) []restclient.Message {
 func TestChatFromShow(t *testing.T) {
 	start := ts("2026-01-01T00:00:00Z")
 	newest := func(ms []restclient.Message) *time.Time { return &ms[len(ms)-1].CreatedAt }
+	oldest := func(ms []restclient.Message) *time.Time { return &ms[0].CreatedAt }
 	page := func(page, perPage, total int) *restclient.Pagination {
 		return &restclient.Pagination{Page: page, PerPage: perPage, TotalCount: total, TotalPages: max(1, (total+perPage-1)/perPage)}
 	}
@@ -207,6 +226,16 @@ func TestChatFromShow(t *testing.T) {
 			}
 			if !reflect.DeepEqual(got.LastMessageAt, tc.wantLast) {
 				t.Errorf("LastMessageAt = %s, want %s", show(got.LastMessageAt), show(tc.wantLast))
+			}
+			// The oldest is known from page 1 (its first message), or an
+			// empty chat.
+			wantFirstKnown := tc.wantPage[0] == 1 && (len(tc.msgs) > 0 || tc.wantCount == 0)
+			var wantFirst *time.Time
+			if wantFirstKnown && len(tc.msgs) > 0 {
+				wantFirst = oldest(tc.msgs)
+			}
+			if got.FirstMessageKnown != wantFirstKnown || !reflect.DeepEqual(got.FirstMessageAt, wantFirst) {
+				t.Errorf("FirstMessageAt = %s (known %t), want %s (known %t)", show(got.FirstMessageAt), got.FirstMessageKnown, show(wantFirst), wantFirstKnown)
 			}
 			if got.FirstPage == nil {
 				t.Fatal("FirstPage = nil, want the answer's page")

@@ -53,6 +53,18 @@ func (r *categoryResolver) Subcategories(ctx context.Context, obj *model.Categor
 	return categoryConnection(ctx, res), nil
 }
 
+// FirstMessageAt is the resolver for the firstMessageAt field.
+func (r *chatResolver) FirstMessageAt(ctx context.Context, obj *model.Chat) (*time.Time, error) {
+	if obj.FirstMessageKnown {
+		return obj.FirstMessageAt, nil
+	}
+	p, err := planner.For(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return p.FirstMessageAt(ctx, chatRef(obj))
+}
+
 // LastMessageAt is the resolver for the lastMessageAt field.
 func (r *chatResolver) LastMessageAt(ctx context.Context, obj *model.Chat) (*time.Time, error) {
 	if obj.LastMessageKnown {

@@ -390,7 +390,7 @@ func TestClient_ListChats(t *testing.T) {
 			want := &ChatPage{
 				Chats: []ChatSummary{
 					{
-						ID: chatID, Title: "Budget review", LastMessageAt: new(mustTime(t, "2026-01-10T11:39:40Z")),
+						ID: chatID, Title: "Budget review", FirstMessageAt: new(mustTime(t, "2026-01-10T11:39:40Z")),
 						MessageCount: 2, Error: new("model overloaded"),
 						CreatedAt: mustTime(t, "2026-01-10T11:39:18Z"), UpdatedAt: mustTime(t, "2026-01-10T11:40:00Z"),
 					},

@@ -62,15 +62,19 @@ type CategoryPage struct {
 	Pagination Pagination `json:"pagination"`
 }
 
-// ChatSummary is an element of GET /chats.
+// ChatSummary is an element of GET /chats. FirstMessageAt is what Sure
+// names last_message_at: the time of the chat's oldest message (its view
+// renders chat.messages.ordered.first, and Message.ordered is oldest
+// first, in every version; UPSTREAM.md). The list tells nothing of the
+// newest message.
 type ChatSummary struct {
-	ID            string     `json:"id"`
-	Title         string     `json:"title"`
-	LastMessageAt *time.Time `json:"last_message_at"`
-	MessageCount  int        `json:"message_count"`
-	Error         *string    `json:"error"`
-	CreatedAt     time.Time  `json:"created_at"`
-	UpdatedAt     time.Time  `json:"updated_at"`
+	ID             string     `json:"id"`
+	Title          string     `json:"title"`
+	FirstMessageAt *time.Time `json:"last_message_at"`
+	MessageCount   int        `json:"message_count"`
+	Error          *string    `json:"error"`
+	CreatedAt      time.Time  `json:"created_at"`
+	UpdatedAt      time.Time  `json:"updated_at"`
 }
 
 // ChatPage is one page of GET /chats (20 chats a page, fixed by the server).
@@ -136,6 +140,12 @@ func (c *Chat) MessagePage(guess int) MessagePage {
 func (p MessagePage) HoldsNewest() bool {
 	last := p.Page*p.PerPage >= p.Total || len(p.Messages) >= p.Total
 	return last && (len(p.Messages) > 0 || p.Total == 0)
+}
+
+// HoldsOldest reports whether the page holds the chat's oldest message
+// (or the chat has none): the oldest is first on page 1.
+func (p MessagePage) HoldsOldest() bool {
+	return p.Page == 1 && (len(p.Messages) > 0 || p.Total == 0)
 }
 
 // Message is a chat message. Model is set on assistant messages only.

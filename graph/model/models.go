@@ -29,18 +29,25 @@ type Category struct {
 }
 
 // Chat is a chat from the list, a show answer or a mutation. The list gives
-// MessageCount and LastMessageAt; a show answer gives the first page of
-// messages instead, kept in FirstPage so Chat.messages can reuse it.
+// MessageCount and FirstMessageAt (the oldest message's time, which Sure
+// names last_message_at); a show answer gives a page of messages instead,
+// kept in FirstPage so Chat.messages can reuse it.
 type Chat struct {
-	ID            string
-	Title         string
-	Error         *string
-	CreatedAt     time.Time
-	UpdatedAt     time.Time
-	MessageCount  int
-	LastMessageAt *time.Time
-	// LastMessageKnown is true when LastMessageAt is authoritative (from the
-	// list, or a show answer that holds the newest message).
+	ID           string
+	Title        string
+	Error        *string
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+	MessageCount int
+	// FirstMessageAt is the oldest message's time; FirstMessageKnown is
+	// true when it is authoritative (from the list, or a page holding the
+	// oldest message): else the resolver reads it.
+	FirstMessageAt    *time.Time
+	FirstMessageKnown bool
+	// LastMessageAt is the newest message's time; LastMessageKnown is
+	// true when it is authoritative (a chat of no or one message, or a
+	// page holding the newest message): else the resolver reads it.
+	LastMessageAt    *time.Time
 	LastMessageKnown bool
 	// FirstPage is the page of messages a show/create/update answer carried,
 	// or nil for a chat from the list.

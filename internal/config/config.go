@@ -89,6 +89,13 @@ type Config struct {
 	// ShutdownDelay is how long the server keeps serving after SIGTERM,
 	// /readyz answering 503 meanwhile, before it drains (-shutdown-delay).
 	ShutdownDelay time.Duration
+	// NewKeyCalls is facade.Config's: the upstream calls a second with
+	// keys not accepted yet; facade.NewKeyCallsOff for no bound
+	// (-new-key-calls 0).
+	NewKeyCalls int
+	// TraceBaggage sends the caller's baggage header upstream
+	// (-trace-baggage).
+	TraceBaggage bool
 	// DisablePlayground and DisableIntrospection are the off switches of
 	// -playground and -introspection, so that the zero value serves both.
 	DisablePlayground    bool

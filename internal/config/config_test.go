@@ -56,6 +56,13 @@ func TestParse(t *testing.T) {
 		{name: "cache bytes", args: []string{"-cache-bytes", "16777216"},
 			want: Config{Addr: ":8080", UpstreamTimeout: 10 * time.Second, MaxUpstreamCalls: 100, OperationTimeout: 15 * time.Second, CacheBytes: 16 << 20}},
 		{name: "cache bytes below a MiB", env: map[string]string{"CACHE_BYTES": "1000"}, wantErr: true},
+		{name: "new key calls", args: []string{"-new-key-calls", "500"},
+			want: Config{Addr: ":8080", UpstreamTimeout: 10 * time.Second, MaxUpstreamCalls: 100, OperationTimeout: 15 * time.Second, NewKeyCalls: 500}},
+		{name: "new key calls unbounded", env: map[string]string{"NEW_KEY_CALLS": "0"},
+			want: Config{Addr: ":8080", UpstreamTimeout: 10 * time.Second, MaxUpstreamCalls: 100, OperationTimeout: 15 * time.Second, NewKeyCalls: facade.NewKeyCallsOff}},
+		{name: "negative new key calls", args: []string{"-new-key-calls", "-5"}, wantErr: true},
+		{name: "baggage forwarded", env: map[string]string{"TRACE_BAGGAGE": "true"},
+			want: Config{Addr: ":8080", UpstreamTimeout: 10 * time.Second, MaxUpstreamCalls: 100, OperationTimeout: 15 * time.Second, TraceBaggage: true}},
 		{name: "CORS origins", args: []string{"-cors-origins", " https://app.example.com, http://localhost:3000 "},
 			want: Config{Addr: ":8080", UpstreamTimeout: 10 * time.Second, MaxUpstreamCalls: 100, OperationTimeout: 15 * time.Second,
 				CORSOrigins: []string{"https://app.example.com", "http://localhost:3000"}}},
@@ -169,6 +176,9 @@ func TestParse(t *testing.T) {
 			}
 			if tc.want.CacheBytes == 0 {
 				tc.want.CacheBytes = 64 << 20
+			}
+			if tc.want.NewKeyCalls == 0 {
+				tc.want.NewKeyCalls = 150
 			}
 			if tc.want.ShowVersion {
 				// Nothing else is read: the server only prints its version.

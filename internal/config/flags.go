@@ -65,7 +65,7 @@ var flags = []Flag{
 	},
 	{
 		Name: "cache-bytes", Env: "CACHE_BYTES", Default: strconv.Itoa(facade.DefaultCacheBytes),
-		Usage: "memory the answer cache of this process may take, in bytes (an estimate: each answer's body and its decoded values); past it the least recently used answers go (env CACHE_BYTES)",
+		Usage: "memory the answer cache of this process may take, in bytes (an estimate: each answer's body and its decoded values); past it the key holding the most gives up its least recently used answers first, so no key's reads push out another's (env CACHE_BYTES)",
 		parse: integer("cache bytes", 1<<20, func(c *Config) *int { return &c.CacheBytes }),
 	},
 	{
@@ -168,6 +168,16 @@ var flags = []Flag{
 		Usage: "on SIGTERM, keep serving this long with /readyz answering 503 (so load balancers stop sending) before draining; match the pod's preStop (env SHUTDOWN_DELAY)",
 		parse: duration("shutdown delay", false, func(c *Config) *time.Duration { return &c.ShutdownDelay }),
 	},
+	{
+		Name: "new-key-calls", Env: "NEW_KEY_CALLS", Default: strconv.Itoa(facade.DefaultNewKeyCalls),
+		Usage: "upstream calls a second this process makes with API keys the Sure server has not accepted yet (new, unknown or random keys), after a burst of 1,000; past it their requests are refused RATE_LIMITED, keys already accepted never; 0 lifts the bound (env NEW_KEY_CALLS)",
+		parse: offOrInteger("new key calls", facade.NewKeyCallsOff, func(c *Config) *int { return &c.NewKeyCalls }),
+	},
+	{
+		Name: "trace-baggage", Env: "TRACE_BAGGAGE", Default: "false",
+		Usage:  "with tracing on, send the caller's W3C baggage header upstream with the traceparent (env TRACE_BAGGAGE); off, only traceparent and tracestate are sent",
+		toggle: func(c *Config, on bool) { c.TraceBaggage = on },
+	},
 }
 
 // text stores a value as it is.
@@ -203,6 +213,21 @@ func offOrDuration(what string, off time.Duration, field func(*Config) *time.Dur
 			*field(c) = 0
 			return nil
 		}
+		if err := read(c, s); err != nil {
+			return err
+		}
+		if *field(c) == 0 {
+			*field(c) = off
+		}
+		return nil
+	}
+}
+
+// offOrInteger reads a non-negative integer where 0 means off (stored as
+// off); what names it in the error.
+func offOrInteger(what string, off int, field func(*Config) *int) func(*Config, string) error {
+	read := integer(what, 0, field)
+	return func(c *Config, s string) error {
 		if err := read(c, s); err != nil {
 			return err
 		}

@@ -17,8 +17,10 @@ type chatNode struct {
 	Title         string  `json:"title"`
 	MessageCount  int     `json:"messageCount"`
 	LastMessageAt *string `json:"lastMessageAt"`
-	Error         *string `json:"error"`
-	Messages      *struct {
+	// FirstMessageAt is the oldest message's time: what the list sends.
+	FirstMessageAt *string `json:"firstMessageAt"`
+	Error          *string `json:"error"`
+	Messages       *struct {
 		TotalCount int `json:"totalCount"`
 		Nodes      []struct {
 			ID        string `json:"id"`
@@ -44,7 +46,7 @@ type chatConn struct {
 const chatsPage = `query($first: Int, $after: String, $last: Int, $before: String) {
   chats(first: $first, after: $after, last: $last, before: $before) {
     totalCount
-    nodes { id title messageCount lastMessageAt }
+    nodes { id title messageCount firstMessageAt }
     pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
   }
 }`

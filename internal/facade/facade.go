@@ -117,6 +117,11 @@ type Config struct {
 	// requests, answered with an array; see answerBatch); 0 means
 	// DefaultMaxBatch, 1 turns batching off in effect.
 	MaxBatch int
+	// NewKeyCalls bounds the upstream calls a second this process makes
+	// with keys the upstream has not accepted yet (restcache.NewKeyCalls,
+	// with its burst of 1,000); 0 means DefaultNewKeyCalls, NewKeyCallsOff
+	// bounds nothing.
+	NewKeyCalls int
 	// QueryCacheBytes bounds the cache of parsed and validated queries;
 	// 0 means DefaultQueryCacheBytes.
 	QueryCacheBytes int
@@ -142,8 +147,12 @@ type Config struct {
 	// wrapper, no traceparent sent.
 	TracerProvider trace.TracerProvider
 	// Propagator reads and writes trace context; nil means W3C trace
-	// context and baggage (tracing.Propagator).
+	// context, and W3C baggage with ForwardBaggage (tracing.Propagator).
 	Propagator propagation.TextMapPropagator
+	// ForwardBaggage reads the caller's W3C baggage header and sends it
+	// upstream with the trace context (-trace-baggage); off, only
+	// traceparent and tracestate travel.
+	ForwardBaggage bool
 	// Redis, when set, keeps the state that saves upstream calls across
 	// requests in Redis, shared by every replica given the same Redis and
 	// secret: rate-limit readings, family sizes, write generations, the
@@ -200,7 +209,14 @@ const (
 	// DefaultMaxBatch: Apollo's BatchHttpLink sends at most 10 operations
 	// a batch by default.
 	DefaultMaxBatch = gqlhttp.DefaultMaxBatch
+	// DefaultNewKeyCalls: with the burst, a minute of new keys' 401s
+	// fits in RejectedKeys' 10,000 (restcache.DefaultNewKeyRate).
+	DefaultNewKeyCalls = int(restcache.DefaultNewKeyRate)
 )
+
+// NewKeyCallsOff lifts the bound of calls with keys not accepted yet
+// (Config.NewKeyCalls).
+const NewKeyCallsOff = -1
 
 // CacheOff and StaleOff turn the cache (Config.CacheTTL) and its stale
 // answers (Config.StaleMax) off.
@@ -326,7 +342,7 @@ func (cfg Config) withDefaults() Config {
 		cfg.Log = slog.Default()
 	}
 	if cfg.Propagator == nil {
-		cfg.Propagator = tracing.Propagator()
+		cfg.Propagator = tracing.Propagator(cfg.ForwardBaggage)
 	}
 	if cfg.QueryCacheBytes <= 0 {
 		cfg.QueryCacheBytes = DefaultQueryCacheBytes
@@ -345,6 +361,9 @@ func (cfg Config) withDefaults() Config {
 	}
 	if cfg.MaxBatch <= 0 {
 		cfg.MaxBatch = DefaultMaxBatch
+	}
+	if cfg.NewKeyCalls == 0 {
+		cfg.NewKeyCalls = DefaultNewKeyCalls
 	}
 	if cfg.OperationTimeout <= 0 {
 		cfg.OperationTimeout = DefaultOperationTimeout
@@ -443,9 +462,18 @@ func newShared(cfg Config, log *slog.Logger, accepted *acceptedKeys) *planner.Sh
 		Kinds:     planner.NewKindMemory(planner.DefaultKindMemorySize),
 		MaxCalls:  cfg.MaxUpstreamCalls,
 		Log:       log,
-		// In this process's memory, with Redis too: see
-		// restcache.RejectedKeys for why it is not shared.
-		RejectedKeys: &restcache.RejectedKeys{},
+		KeyChecks: &restcache.KeyChecks{},
+	}
+	if cfg.NewKeyCalls > 0 {
+		shared.NewKeys = &restcache.NewKeyCalls{Rate: float64(cfg.NewKeyCalls)}
+	}
+	// In this process's memory, with Redis too: see
+	// restcache.RejectedKeys for why it is not shared. Large enough that
+	// the 401s of every new key NewKeys admits within a minute push out
+	// none less than a minute old.
+	shared.RejectedKeys = &restcache.RejectedKeys{}
+	if shared.NewKeys != nil {
+		shared.RejectedKeys.Max = max(restcache.DefaultMaxRejectedKeys, shared.NewKeys.RejectionsWithin(restcache.DefaultRejectedKeyTTL))
 	}
 	if cfg.Redis != nil {
 		shared.RateLimits = cfg.Redis.RateLimits()

@@ -156,8 +156,10 @@ func TestFreshness_ChatWriteForgetsThatChatOnly(t *testing.T) {
 }
 
 // A key out of quota reads what it read before from what the facade
-// holds, marked stale with its age and reason, at no call; a field with
-// nothing held still gets RATE_LIMITED.
+// holds, marked stale with its age and reason, after one call that asks
+// Sure whether the key still stands (answered 429, at no cost to the key:
+// see TestFreshness_RevokedKeyOutOfQuotaIsNotServedStale); a field with
+// nothing held still gets RATE_LIMITED, at no call.
 func TestFreshness_StaleWhenRateLimited(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		up := restclienttest.New()
@@ -167,8 +169,8 @@ func TestFreshness_StaleWhenRateLimited(t *testing.T) {
 		askFresh(t, h, chatsQuery)      // the last call of the hour
 		time.Sleep(10 * time.Minute)
 		a := askFresh(t, h, `{ categories(first: 10) { nodes { id name } } import(id: "00000000-0000-4000-8000-000000000001") { id } }`)
-		if a.Extensions.Upstream.Calls != 0 {
-			t.Errorf("calls %d, want 0 (out of quota: nothing sent)", a.Extensions.Upstream.Calls)
+		if a.Extensions.Upstream.Calls != 1 || up.CallsFor(restclienttest.DemoKey) != 3 {
+			t.Errorf("calls %d, want 1 (out of quota: only the check of the key whose answer is held)", a.Extensions.Upstream.Calls)
 		}
 		if !strings.Contains(string(a.Data["categories"]), `"name"`) {
 			t.Errorf("categories %s, want the list read 10 minutes ago", a.Data["categories"])
@@ -240,6 +242,7 @@ func TestFreshness_StaleInABatch(t *testing.T) {
 		h := freshFacade(t, up, false)
 		askFresh(t, h, categoriesQuery) // the hour's one call
 		time.Sleep(10 * time.Minute)
+		askFresh(t, h, categoriesQuery) // Sure says the key stands (429): no check for a minute
 		op, _ := json.Marshal(map[string]string{"query": categoriesQuery})
 		other, _ := json.Marshal(map[string]string{"query": chatsQuery})
 		rec := postIn(h, "["+string(op)+","+string(other)+","+string(op)+"]")
@@ -282,6 +285,46 @@ func TestFreshness_StaleAnswerNotShared(t *testing.T) {
 			if s == nil || s.Reason != "upstream_unavailable" || a.Extensions.Upstream.Calls != 1 {
 				t.Errorf("stale %+v, calls %d, errors %v; want each request stale (upstream_unavailable) after its own failed call",
 					s, a.Extensions.Upstream.Calls, a.Errors)
+			}
+		}
+	})
+}
+
+// Issue 25, row 8: a key revoked while out of quota is not answered from
+// what the facade holds for the rest of its window. Sure authenticates a
+// key before it counts its calls: before a stale answer serves a key
+// refused locally for its quota, one call (at most one a minute per key)
+// asks Sure again. A 429 says the key still stands, and the answer is
+// served stale; a 401 drops everything kept for it.
+func TestFreshness_RevokedKeyOutOfQuotaIsNotServedStale(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		up := restclienttest.New()
+		const key = "revoked-while-out-of-quota"
+		up.AddKey(key, restclienttest.DemoKey)
+		up.SetRateLimit(key, 2)
+		h := freshFacade(t, up, false)
+		askAs(t, h, key, categoriesQuery, nil) // 1 call
+		askAs(t, h, key, chatsQuery, nil)      // the last call of the hour
+		time.Sleep(10 * time.Minute)
+
+		// Still valid: one call asks, Sure answers 429, the answer is stale;
+		// within the minute after, no call.
+		for i, calls := range []int{1, 0} {
+			a := askAs(t, h, key, categoriesQuery, nil)
+			if s := a.Extensions.Upstream.Stale; a.Extensions.Upstream.Calls != calls || len(a.Errors) > 0 || s == nil || s.Reason != "rate_limited" {
+				t.Errorf("read %d of a valid key out of quota: calls %d, errors %v, stale %+v; want %d calls, stale rate_limited",
+					i, a.Extensions.Upstream.Calls, a.Errors, s, calls)
+			}
+		}
+
+		up.RevokeKey(key)
+		time.Sleep(time.Minute)
+		for i, calls := range []int{1, 0} {
+			a := askAs(t, h, key, categoriesQuery, nil)
+			if a.Extensions.Upstream.Calls != calls || a.Extensions.Upstream.Stale != nil || len(a.Errors) != 1 ||
+				a.Errors[0].Extensions["code"] != "UNAUTHENTICATED" || strings.Contains(string(a.Data["categories"]), "name") {
+				t.Errorf("read %d after the key was revoked: calls %d, data %s, errors %+v, stale %+v; want %d calls, UNAUTHENTICATED, no data",
+					i, a.Extensions.Upstream.Calls, a.Data["categories"], a.Errors, a.Extensions.Upstream.Stale, calls)
 			}
 		}
 	})

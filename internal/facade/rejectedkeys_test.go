@@ -162,3 +162,67 @@ func TestRejectedKey_RestOfTheBatchRefused(t *testing.T) {
 		}
 	})
 }
+
+// Issue 25, row 9: a flood of new keys (each answered 401) cannot make
+// the server forget a key it rejected less than a minute ago, nor reach
+// the upstream faster than the bound of calls with keys not yet
+// accepted: 1,000 at once, then 150 a second. Keys the upstream accepted
+// are not bound by it; a new valid key that arrives while the bound is
+// spent is refused RATE_LIMITED with a retryAfter, and served after it.
+func TestRejectedKey_FloodOfNewKeysForgetsNoRejection(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		fake := restclienttest.New()
+		h := inBubble(t, fake, 10*time.Second)
+		const old = "a-key-revoked-before-the-flood"
+		if a := decodeGQL(t, postAs(h, restclienttest.DemoKey)); len(a.Errors) > 0 { // accepted before the flood
+			t.Fatalf("demo key: %v", a.codes())
+		}
+		postAs(h, old)
+		n := 0
+		flood := func(keys int) (calls int) {
+			before := fake.Calls()
+			for range keys {
+				n++
+				postAs(h, fmt.Sprintf("stranger-%06d", n))
+			}
+			return fake.Calls() - before
+		}
+		burst := flood(12_000)
+		var perSecond []int
+		for range 4 {
+			time.Sleep(time.Second)
+			perSecond = append(perSecond, flood(500))
+		}
+		t.Logf("a flood of %d new keys: %d upstream calls at once, then %v a second", n, burst, perSecond)
+		if burst > 1_000 {
+			t.Errorf("12,000 new keys at once: %d upstream calls, want at most 1,000", burst)
+		}
+		for i, c := range perSecond {
+			if c > 150 {
+				t.Errorf("second %d of the flood: %d upstream calls, want at most 150", i+1, c)
+			}
+		}
+		a := decodeGQL(t, postAs(h, old))
+		if got := fake.CallsFor(old); got != 1 || !slices.Equal(a.codes(), []string{"UNAUTHENTICATED"}) {
+			t.Errorf("the key rejected before the flood: %d upstream calls, errors %v; want 1 call in all, UNAUTHENTICATED", got, a.codes())
+		}
+		if a := decodeGQL(t, postAs(h, restclienttest.DemoKey)); len(a.Errors) > 0 {
+			t.Errorf("a key accepted before the flood: errors %v, want it served", a.codes())
+		}
+
+		const newcomer = "a-valid-key-new-during-the-flood"
+		fake.AddKey(newcomer, restclienttest.DemoKey)
+		flood(1_000) // spends what the bound had left
+		rec := postAs(h, newcomer)
+		a = decodeGQL(t, rec)
+		if !slices.Equal(a.codes(), []string{"RATE_LIMITED"}) || a.Errors[0].Extensions["retryAfter"] == nil || rec.Header().Get("Retry-After") == "" {
+			t.Errorf("a new valid key while the bound is spent: errors %v (%s), Retry-After %q; want RATE_LIMITED with retryAfter",
+				a.codes(), rec.Body, rec.Header().Get("Retry-After"))
+		}
+		time.Sleep(time.Second)
+		if a := decodeGQL(t, postAs(h, newcomer)); len(a.Errors) > 0 {
+			t.Errorf("the new valid key a second later: errors %v, want it served", a.codes())
+		}
+	})
+}

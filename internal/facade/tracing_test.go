@@ -31,6 +31,8 @@ type tracedEnv struct {
 	ended chan string // names of the spans ending
 	mu    sync.Mutex
 	sent  []string // traceparent headers the upstream received, in order
+	// baggage are the baggage headers the upstream received, in order.
+	baggage []string
 }
 
 func newTracedEnv(t *testing.T, opts ...envOption) *tracedEnv {
@@ -44,6 +46,7 @@ func newTracedEnv(t *testing.T, opts ...envOption) *tracedEnv {
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				te.mu.Lock()
 				te.sent = append(te.sent, r.Header.Get("traceparent"))
+				te.baggage = append(te.baggage, r.Header.Get("baggage"))
 				te.mu.Unlock()
 				next.ServeHTTP(w, r)
 			})
@@ -419,4 +422,38 @@ func durationExemplars(t *testing.T, url string) []string {
 		}
 	}
 	return exemplars
+}
+
+// Issue 25, row 9: the caller's baggage header (3 KB of it) does not reach
+// the upstream unless -trace-baggage forwards it; the traceparent always
+// does.
+func TestTracing_BaggageForwardedOnlyWhenConfigured(t *testing.T) {
+	t.Parallel()
+	baggage := "userId=alice,tenant=" + strings.Repeat("x", 3_000)
+	for _, forward := range []bool{false, true} {
+		te := newTracedEnv(t, withConfig(func(c *facade.Config) { c.ForwardBaggage = forward }))
+		te.post(t, restclienttest.DemoKey, `{"query":"{ categories(first: 1) { totalCount } }"}`,
+			map[string]string{"traceparent": callerTraceparent, "baggage": baggage})
+		te.mu.Lock()
+		sent, bags := slices.Clone(te.sent), slices.Clone(te.baggage)
+		te.mu.Unlock()
+		if len(sent) != 1 || !strings.Contains(sent[0], callerTraceID) {
+			t.Fatalf("forward %t: the upstream received traceparents %q, want one of trace %s", forward, sent, callerTraceID)
+		}
+		switch {
+		case !forward && bags[0] != "":
+			t.Errorf("baggage not configured: the upstream received a baggage header of %d bytes, want none", len(bags[0]))
+		case forward && !sameMembers(bags[0], baggage):
+			t.Errorf("-trace-baggage: the upstream received baggage %.40q…, want the caller's", bags[0])
+		}
+	}
+}
+
+// sameMembers reports whether two baggage headers hold the same members,
+// in any order (a propagator writes them in its own).
+func sameMembers(a, b string) bool {
+	as, bs := strings.Split(a, ","), strings.Split(b, ",")
+	slices.Sort(as)
+	slices.Sort(bs)
+	return slices.Equal(as, bs)
 }

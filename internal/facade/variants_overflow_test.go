@@ -104,7 +104,7 @@ func TestVariant_OverflowAnswersAnEmptyPage(t *testing.T) {
 			t.Fatalf("titles = %v, want %v", got, seedChatTitlesOf(tail))
 		}
 		for i, n := range out.Chats.Nodes {
-			wantLastMessageAt(t, n.Title, n.LastMessageAt, tail[i].LastMessageAt, false)
+			wantMessageTime(t, n.Title, "firstMessageAt", n.FirstMessageAt, tail[i].FirstMessageAt, false)
 			if n.MessageCount != tail[i].MessageCount {
 				t.Errorf("%s: messageCount %d, want %d", n.Title, n.MessageCount, tail[i].MessageCount)
 			}
@@ -148,7 +148,7 @@ func TestVariant_OverflowAnswersAnEmptyPage(t *testing.T) {
 		if len(m.Nodes) == 3 && m.Nodes[1].Content != "What did I spend in December 2025?" {
 			t.Errorf("second newest message = %q", m.Nodes[1].Content)
 		}
-		wantLastMessageAt(t, long.Title, out.Chat.LastMessageAt, &newest, true)
+		wantMessageTime(t, long.Title, "lastMessageAt", out.Chat.LastMessageAt, &newest, true)
 		if r.calls > 2 {
 			t.Errorf("%d calls, want at most 2", r.calls)
 		}
@@ -173,7 +173,7 @@ func TestVariant_OverflowAnswersAnEmptyPage(t *testing.T) {
 				var one struct{ Chat chatNode }
 				r := e.ok(key, `query($id: ID!) { chat(id: $id) { lastMessageAt } }`, map[string]any{"id": c.ID}, &one)
 				t.Logf("chat { lastMessageAt } on %q (%d messages): %d calls", c.Title, c.MessageCount, r.calls)
-				wantLastMessageAt(t, c.Title, one.Chat.LastMessageAt, c.LastMessageAt, true)
+				wantMessageTime(t, c.Title, "lastMessageAt", one.Chat.LastMessageAt, seedNewestAt(t, seed, key, c.ID), true)
 			}
 		}
 	})
@@ -198,7 +198,7 @@ func TestVariant_OverflowAnswersAnEmptyPage(t *testing.T) {
 			for i, n := range out.Chats.Nodes {
 				walked = append(walked, n.Title)
 				if off := len(walked) - 1; off < len(want) {
-					wantLastMessageAt(t, n.Title, out.Chats.Nodes[i].LastMessageAt, want[off].LastMessageAt, false)
+					wantMessageTime(t, n.Title, "firstMessageAt", out.Chats.Nodes[i].FirstMessageAt, want[off].FirstMessageAt, false)
 				}
 			}
 			if out.Chats.PageInfo.HasPreviousPage != (step > 0) {

@@ -86,7 +86,7 @@ func TestVariant_Proxy503BeforeEveryChatsGET(t *testing.T) {
 				if want := seedMessageIDs(msgs[len(msgs)-3:]); !slices.Equal(got, want) || out.Chat.Title != long.Title {
 					t.Errorf("chat %q, messages %v; want %q, %v", out.Chat.Title, got, long.Title, want)
 				}
-				wantLastMessageAt(t, long.Title, out.Chat.LastMessageAt, &msgs[len(msgs)-1].CreatedAt, false)
+				wantMessageTime(t, long.Title, "lastMessageAt", out.Chat.LastMessageAt, &msgs[len(msgs)-1].CreatedAt, false)
 			}},
 		{"chat show, all pages of messages", key, `query($id: ID!) { chat(id: $id) { messages(first: 100, after: null) { nodes { id } } m2: messages(last: 20) { nodes { id } } } }`,
 			// Six pages of 20 (today's Sure): the show's first page, four

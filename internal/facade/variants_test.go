@@ -191,12 +191,14 @@ func jsonNumberInt(v any) int {
 // --- seed readers -----------------------------------------------------------
 
 // seedChat is an element of the fake's chat list, as rendered.
+// seedChat is a chat of the fake's list: FirstMessageAt is what Sure
+// names last_message_at, the oldest message's time.
 type seedChat struct {
-	ID            string  `json:"id"`
-	Title         string  `json:"title"`
-	LastMessageAt *string `json:"last_message_at"`
-	MessageCount  int     `json:"message_count"`
-	Error         *string `json:"error"`
+	ID             string  `json:"id"`
+	Title          string  `json:"title"`
+	FirstMessageAt *string `json:"last_message_at"`
+	MessageCount   int     `json:"message_count"`
+	Error          *string `json:"error"`
 }
 
 type seedMessage struct {
@@ -284,18 +286,30 @@ func nullableString(s *string) string {
 	return *s
 }
 
-// wantLastMessageAt checks a chat's lastMessageAt against the seed: the
-// right instant, or (when allowNull) null, never a wrong value.
-func wantLastMessageAt(t *testing.T, title string, got *string, want *string, allowNull bool) (wasNull bool) {
+// wantMessageTime checks a chat's firstMessageAt or lastMessageAt (field)
+// against the seed: the right instant, or (when allowNull) null, never a
+// wrong value.
+func wantMessageTime(t *testing.T, title, field string, got *string, want *string, allowNull bool) (wasNull bool) {
 	t.Helper()
 	switch {
 	case got == nil && want == nil:
 	case got == nil && allowNull:
 		return true
 	case got == nil || want == nil || !sameInstantRFC3339(*got, *want):
-		t.Errorf("%s: lastMessageAt = %s, want %s", title, nullableString(got), nullableString(want))
+		t.Errorf("%s: %s = %s, want %s", title, field, nullableString(got), nullableString(want))
 	}
 	return false
+}
+
+// seedNewestAt returns the time of the chat's newest message in the
+// seed, or nil when it has none.
+func seedNewestAt(t *testing.T, seed *restclienttest.Server, key, chatID string) *string {
+	t.Helper()
+	ms := seedMessages(t, seed, key, chatID)
+	if len(ms) == 0 {
+		return nil
+	}
+	return &ms[len(ms)-1].CreatedAt
 }
 
 // demoLongChat returns the demo chat with more than 100 messages.
@@ -322,7 +336,7 @@ func TestVariant_IdentityWrapperChangesNothing(t *testing.T) {
 	base := newEnv(t)
 	for _, q := range []struct{ key, query string }{
 		{restclienttest.DemoKey, treeQuery},
-		{restclienttest.LargeFamilyKey, `{ chats(last: 5) { totalCount nodes { id title lastMessageAt error } } }`},
+		{restclienttest.LargeFamilyKey, `{ chats(last: 5) { totalCount nodes { id title firstMessageAt lastMessageAt error } } }`},
 	} {
 		want := base.ok(q.key, q.query, nil, nil)
 		got := ve.ok(q.key, q.query, nil, nil)

@@ -10,15 +10,17 @@ import (
 // without one.
 const defaultModel = "gpt-4.1"
 
-// chatSummaryJSON is an element of the upstream's chat list.
+// chatSummaryJSON is an element of the upstream's chat list. Sure names
+// the time of the chat's oldest message last_message_at (its view renders
+// chat.messages.ordered.first, ordered oldest first: UPSTREAM.md).
 type chatSummaryJSON struct {
-	ID            string  `json:"id"`
-	Title         string  `json:"title"`
-	LastMessageAt *string `json:"last_message_at"`
-	MessageCount  int     `json:"message_count"`
-	Error         *string `json:"error"`
-	CreatedAt     string  `json:"created_at"`
-	UpdatedAt     string  `json:"updated_at"`
+	ID             string  `json:"id"`
+	Title          string  `json:"title"`
+	FirstMessageAt *string `json:"last_message_at"`
+	MessageCount   int     `json:"message_count"`
+	Error          *string `json:"error"`
+	CreatedAt      string  `json:"created_at"`
+	UpdatedAt      string  `json:"updated_at"`
 }
 
 // chatJSON is the upstream's Chat (show, create, update): one page of its
@@ -65,9 +67,9 @@ func (ch *chat) summaryJSON() chatSummaryJSON {
 		CreatedAt:    iso8601(ch.createdAt),
 		UpdatedAt:    iso8601(ch.updatedAt),
 	}
-	if n := len(ch.messages); n > 0 {
-		last := iso8601(ch.messages[n-1].createdAt)
-		out.LastMessageAt = &last
+	if len(ch.messages) > 0 {
+		first := iso8601(ch.messages[0].createdAt)
+		out.FirstMessageAt = &first
 	}
 	return out
 }

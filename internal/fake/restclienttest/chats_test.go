@@ -37,7 +37,7 @@ func TestChatsList(t *testing.T) {
 			t.Errorf("chat %d: got %q with %d messages (error %v), want %q with %d (error %v)",
 				i, c.Title, c.MessageCount, c.Error, w.title, w.count, w.err)
 		}
-		if c.LastMessageAt == nil {
+		if c.FirstMessageAt == nil {
 			t.Errorf("chat %q: got last_message_at null, want a time", c.Title)
 		}
 	}
@@ -432,7 +432,7 @@ func testCreateChatThenList(t *testing.T, v Version) {
 	for _, key := range []string{DemoKey, ReadOnlyKey} { // same user
 		list := decode[chatList](t, get(t, s, "/api/v1/chats", key))
 		first := list.Chats[0]
-		if first.ID != created.ID || first.MessageCount != 1 || first.LastMessageAt == nil || *first.LastMessageAt != now {
+		if first.ID != created.ID || first.MessageCount != 1 || first.FirstMessageAt == nil || *first.FirstMessageAt != now {
 			t.Errorf("%s: first chat: got %+v, want the new chat with 1 message at %s", key, first, now)
 		}
 		if list.Pagination.TotalCount != 5 {

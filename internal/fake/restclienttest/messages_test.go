@@ -38,9 +38,12 @@ func TestSendMessage(t *testing.T) {
 			if after.MessageCount != 7 || !after.UpdatedAt.Equal(fixedNow) {
 				t.Errorf("chat: got %d messages updated %s, want 7 updated %s", after.MessageCount, after.UpdatedAt, fixedNow)
 			}
+			// Sure's last_message_at is the oldest message's time: a new
+			// message leaves it.
+			oldest := iso8601(s.keys[DemoKey].user.chatByID[chat.ID].messages[0].createdAt)
 			first := decode[chatList](t, get(t, s, "/api/v1/chats", DemoKey)).Chats[0]
-			if first.ID != chat.ID || first.MessageCount != 7 || first.LastMessageAt == nil || *first.LastMessageAt != now {
-				t.Errorf("list: got %+v, want the chat with 7 messages, last at %s", first, now)
+			if first.ID != chat.ID || first.MessageCount != 7 || first.FirstMessageAt == nil || *first.FirstMessageAt != oldest || oldest == now {
+				t.Errorf("list: got %+v, want the chat with 7 messages, last_message_at its oldest's, %s", first, oldest)
 			}
 			stored := s.keys[DemoKey].user.chatByID[chat.ID].messages[6]
 			if stored.id != got.ID || stored.model != "gpt-4.1-mini" || stored.assistant {
@@ -166,8 +169,9 @@ func TestAssistantReplies(t *testing.T) {
 				t.Fatal("chat not listed")
 				return chatSummaryJSON{}
 			}
-			if got := listed(); got.MessageCount != 7 || *got.LastMessageAt != sent || got.UpdatedAt != sent {
-				t.Errorf("just sent: got %+v, want 7 messages, last at %s", got, sent)
+			oldest := iso8601(s.keys[DemoKey].user.chatByID[chat.ID].messages[0].createdAt)
+			if got := listed(); got.MessageCount != 7 || *got.FirstMessageAt != oldest || got.UpdatedAt != sent {
+				t.Errorf("just sent: got %+v, want 7 messages, last_message_at the oldest's (%s)", got, oldest)
 			}
 
 			clk.advance(29 * time.Second)
@@ -177,8 +181,8 @@ func TestAssistantReplies(t *testing.T) {
 
 			clk.advance(time.Second) // due: exactly 30s
 			due := iso8601(fixedNow.Add(30 * time.Second))
-			if got := listed(); got.MessageCount != 8 || *got.LastMessageAt != due || got.UpdatedAt != due {
-				t.Errorf("after 30s: got %+v, want 8 messages, last at and updated %s", got, due)
+			if got := listed(); got.MessageCount != 8 || *got.FirstMessageAt != oldest || got.UpdatedAt != due {
+				t.Errorf("after 30s: got %+v, want 8 messages, updated %s, last_message_at still the oldest's", got, due)
 			}
 
 			clk.advance(time.Hour) // the reply is dated when it was due, not when read

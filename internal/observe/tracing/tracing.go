@@ -159,8 +159,14 @@ func Enabled() bool {
 }
 
 // Propagator returns the propagator of W3C trace context (traceparent,
-// tracestate) and baggage, which the facade reads from its callers and
-// sends upstream.
-func Propagator() propagation.TextMapPropagator {
+// tracestate), which the facade reads from its callers and sends
+// upstream, and, when baggage is set, of W3C baggage too. Baggage is the
+// caller's own data (up to 8 KB of it, whatever it holds), sent with every
+// upstream request: a facade in front of a server of another party (Sure)
+// forwards it only when asked to (-trace-baggage).
+func Propagator(baggage bool) propagation.TextMapPropagator {
+	if !baggage {
+		return propagation.TraceContext{}
+	}
 	return propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
 }

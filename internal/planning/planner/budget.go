@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/suregql/suregql/internal/state/restcache"
 	"github.com/suregql/suregql/restclient"
 )
 
@@ -209,7 +210,7 @@ func (l *Planner) gate(ctx context.Context, method, path string, attempt int) er
 	// The operation's reading: the shared one, read once per operation,
 	// and what its own calls answered since.
 	if rl := l.RateLimit(); rl != nil {
-		if wait, out := rl.Exhausted(l.shared.now()); out {
+		if wait, out := rl.Exhausted(l.shared.now()); out && !l.checkBeforeStale(ctx, attempt) {
 			l.refusedOutOfQuota.Store(true)
 			return &restclient.RateLimitError{
 				APIError:   restclient.APIError{Op: method + " " + path, StatusCode: http.StatusTooManyRequests, Code: "rate_limit_exceeded", Message: "refused locally: the key has no request left in this window"},
@@ -217,7 +218,21 @@ func (l *Planner) gate(ctx context.Context, method, path string, attempt int) er
 			}
 		}
 	}
+	if err := l.admitNewKey(attempt); err != nil {
+		return err
+	}
 	return l.budget.admit(ctx, attempt)
+}
+
+// checkBeforeStale reports whether a read of a key known to be out of
+// quota is sent all the same, to ask the upstream whether it still
+// accepts the key: refused here, it would be answered from what a cache
+// holds (restcache.StaleHeld), and nothing has shown the key stands for
+// a while (Shared.KeyChecks). Sure answers a key it accepts 429, at no
+// cost to it, and one it revoked 401, which drops what is held for it.
+func (l *Planner) checkBeforeStale(ctx context.Context, attempt int) bool {
+	return attempt == 0 && l.shared.KeyChecks != nil && restcache.StaleHeld(ctx) &&
+		l.shared.KeyChecks.Due(l.apiKey, l.shared.now())
 }
 
 // admit lets one request through the budget: the hard cap behind

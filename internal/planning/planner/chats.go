@@ -142,6 +142,28 @@ func (l *Planner) Messages(ctx context.Context, chat ChatRef, r paging.Request) 
 	})
 }
 
+// FirstMessageAt reads the oldest message of a chat whose answer did not
+// hold it: page 1, the call messages(first: n) of the chat makes too. nil
+// when the chat has no message.
+func (l *Planner) FirstMessageAt(ctx context.Context, chat ChatRef) (*time.Time, error) {
+	total := chat.MessageCount
+	if chat.Shown != nil {
+		total = chat.Shown.Total
+	}
+	if total == 0 {
+		return nil, nil
+	}
+	c, err := l.client.GetChat(ctx, chat.ID, 1)
+	if err != nil {
+		return nil, notFound(err, "chat", chat.ID)
+	}
+	if len(c.Messages) > 0 {
+		t := c.Messages[0].CreatedAt
+		return &t, nil
+	}
+	return nil, nil
+}
+
 // LastMessageAt reads the newest message of a chat whose answer did not
 // hold it: the last page, asked by number (an overflowing page number
 // would also answer the last page). nil when the chat has no message.

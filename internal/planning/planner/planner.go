@@ -64,6 +64,16 @@ type Shared struct {
 	// answered 401: their requests are refused locally (ErrKeyRejected),
 	// at no call. nil asks the upstream every time.
 	RejectedKeys *restcache.RejectedKeys
+	// KeyChecks remembers when the upstream last showed each key stands:
+	// a key refused locally for its quota is asked about again (one call,
+	// at most one per key a minute) before a stale answer serves it, so
+	// that a key revoked while out of quota is not served what is held
+	// for the rest of its window. nil serves stale without asking.
+	KeyChecks *restcache.KeyChecks
+	// NewKeys bounds the calls of keys the upstream has not accepted yet
+	// (strangers' random keys among them): past it they are refused
+	// (NewKeyLimitError) without a call. nil bounds nothing.
+	NewKeys *restcache.NewKeyCalls
 	// Traits keeps what answers showed of the upstream server (its
 	// version's features, its page sizes), for every key; nil keeps them
 	// in this Shared only.
@@ -102,6 +112,12 @@ func (s *Shared) forgetKey(apiKey callerkey.Key) {
 	}
 	if s.Cache != nil {
 		s.Cache.Forget(apiKey)
+	}
+	if s.KeyChecks != nil {
+		s.KeyChecks.Forget(apiKey)
+	}
+	if s.NewKeys != nil {
+		s.NewKeys.Forget(apiKey)
 	}
 	if s.Kinds != nil {
 		s.Kinds.forgetKey(keyHashOf(apiKey))
@@ -285,6 +301,16 @@ func (l *Planner) observe(ctx context.Context, c restclient.Call) {
 	}
 	if c.Status == http.StatusUnauthorized {
 		l.shared.forgetKey(l.apiKey)
+	} else if stands(c) {
+		if l.shared.NewKeys != nil {
+			l.shared.NewKeys.Accepted(l.apiKey)
+		}
+		if l.shared.KeyChecks != nil && rl != nil && rl.Remaining == 0 {
+			// The key stands, and its calls will be refused locally
+			// until its reset: the moment its stale answers are vouched
+			// for from.
+			l.shared.KeyChecks.Stood(l.apiKey, l.shared.now())
+		}
 	}
 	if l.shared.Answered != nil && c.Status != 0 {
 		l.shared.Answered(l.apiKey, c.Status)
@@ -302,6 +328,14 @@ func (l *Planner) observe(ctx context.Context, c restclient.Call) {
 		log.DebugContext(ctx, "upstream call", "endpoint", c.Endpoint, "status", c.Status,
 			"duration", c.Duration.Round(time.Microsecond), "attempt", c.Attempt)
 	}
+}
+
+// stands reports whether c's answer is one Sure gives only to a key it
+// authenticated: a 2xx, or a 429 with its rate-limit reading (Sure
+// authenticates before it counts a key's calls, and says how many are
+// left only to a key it knows).
+func stands(c restclient.Call) bool {
+	return c.Status >= 200 && c.Status < 300 || c.Status == http.StatusTooManyRequests && c.RateLimit != nil
 }
 
 // idNamesNothing reports whether c is a lookup by id the upstream answered

@@ -17,7 +17,10 @@ func TestUnknownKeysLeaveNothingBehind(t *testing.T) {
 	u := newUpstream(t)
 	cache := restcache.NewCache(1000, time.Hour)
 	rateLimits, familySizes := &restcache.RateLimits{}, &restcache.FamilySizes{}
+	newKeys, checks := &restcache.NewKeyCalls{}, &restcache.KeyChecks{}
 	shared := &planner.Shared{
+		NewKeys:     newKeys,
+		KeyChecks:   checks,
 		Upstream:    u.client(t),
 		Cache:       cache,
 		Coalescer:   &restcache.Coalescer{Generations: cache.Generations()},
@@ -38,6 +41,8 @@ func TestUnknownKeysLeaveNothingBehind(t *testing.T) {
 		"family sizes":   familySizes.Len(),
 		"generations":    cache.Generations().Len(),
 		"cached answers": cache.Len(),
+		"accepted keys":  newKeys.Len(),
+		"key checks":     checks.Len(),
 	} {
 		if n != 0 {
 			t.Errorf("%s kept for %d unknown keys, want none", name, n)

@@ -58,3 +58,30 @@ func TestCache_FreshnessSharedByReplicas(t *testing.T) {
 		t.Errorf("replica 2's counts %+v, want 1 fresh, 1 stale", n)
 	}
 }
+
+// The shared cache tells a read's fetch that it holds an answer to serve
+// stale (restcache.StaleHeld), as the in-memory one does: the planner's
+// check of a key out of quota applies with Redis too.
+func TestCache_TellsTheFetchAStaleAnswerIsHeld(t *testing.T) {
+	_, a, b := replicas(t)
+	clk := &clock{now: time.Now().Truncate(time.Millisecond)}
+	fresh := restcache.Freshness{StaleMax: time.Hour, Now: clk.Now}
+	ca, cb := a.FreshCache(fresh, nil), b.FreshCache(fresh, nil)
+	told := func(c restcache.KeyedFetcher) bool {
+		held := false
+		if _, err := c.FetchAs(t.Context(), a.Keys().Key("k"), "categories/c1", func(ctx context.Context) (*restclient.Response, error) {
+			held = restcache.StaleHeld(ctx)
+			return answer(`{"id":"c1"}`), nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return held
+	}
+	if told(ca) {
+		t.Error("nothing held: the fetch was told a stale answer is")
+	}
+	clk.Add(10 * time.Minute)
+	if !told(cb) {
+		t.Error("replica 2, an answer replica 1 read 10 minutes ago: the fetch was not told")
+	}
+}

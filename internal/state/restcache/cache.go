@@ -4,10 +4,7 @@ import (
 	"context"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
-
-	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/suregql/suregql/internal/state/callerkey"
 	"github.com/suregql/suregql/restclient"
@@ -19,26 +16,18 @@ import (
 // read, by its Freshness (the kind of answer, the key's quota). A key's
 // writes invalidate its cached answers of the same resource (see
 // Invalidate), so a caller never reads its own stale data, and a key the
-// upstream rejects loses every cached answer at once (Forget).
+// upstream rejects loses every cached answer at once (Forget). Past its
+// bounds the key holding the most gives up its oldest answers first
+// (keyedAnswers): no key's reads push another's out.
 type Cache struct {
-	lru   *lru.Cache[string, held]
-	gens  *Generations
-	fresh Freshness
+	answers *keyedAnswers
+	gens    *Generations
+	fresh   Freshness
 
 	mu    sync.Mutex
-	byKey map[string]map[string]struct{}           // key hash -> ids cached for it
 	holds byKey[map[restclient.Resource]time.Time] // key hash -> parts (or resources) not kept until
 
 	counts staleCounters
-
-	// maxBytes bounds the memory the held answers take, as answerCost
-	// estimates it (0: no bound but the count); bytes is their sum.
-	maxBytes int64
-	bytes    atomic.Int64
-	// addMu makes replacing an answer and evicting past maxBytes one
-	// step: the LRU's Add of a held id replaces it without the eviction
-	// callback that takes its cost off.
-	addMu sync.Mutex
 }
 
 // held is an answer the cache holds, and when it arrived.
@@ -56,11 +45,7 @@ func NewCache(size int, ttl time.Duration) *Cache {
 
 // NewFreshCache returns a cache of at most size answers, served by f.
 func NewFreshCache(size int, f Freshness) *Cache {
-	c := &Cache{byKey: map[string]map[string]struct{}{}, fresh: f}
-	var err error
-	if c.lru, err = lru.NewWithEvict(max(size, 1), c.unindex); err != nil {
-		panic(err) // only for a non-positive size, excluded above
-	}
+	c := &Cache{answers: newKeyedAnswers(size), fresh: f}
 	// A key whose write generations are forgotten (too many keys) must not
 	// read answers cached before its writes: its answers go too.
 	c.gens = NewGenerations(DefaultMaxKeys, c.dropKeyHash)
@@ -68,12 +53,13 @@ func NewFreshCache(size int, f Freshness) *Cache {
 }
 
 // LimitBytes bounds the memory the cache's answers take to about n bytes
-// (answerCost): past it the least recently used answers go first. The
-// count bound alone would let 10,000 large answers (a page of 100
-// categories is about 30 KB of JSON, a chat's page of long replies more)
-// outgrow a small container. It returns c.
+// (answerCost): past it the key holding the most bytes gives up its least
+// recently used answers first. The count bound alone would let 10,000
+// large answers (a page of 100 categories is about 30 KB of JSON, a
+// chat's page of long replies more) outgrow a small container. Call it
+// before the cache is used; it returns c.
 func (c *Cache) LimitBytes(n int64) *Cache {
-	c.maxBytes = n
+	c.answers.maxBytes = n
 	return c
 }
 
@@ -96,14 +82,14 @@ func (c *Cache) FetchAs(ctx context.Context, key callerkey.Key, path string, fet
 	forgotten := c.gens.Forgotten(key) // before the generation is read
 	id := requestID(key, path) + " #" + strconv.FormatUint(c.gens.Of(key, path), 10)
 	var l Lookup
-	if h, ok := c.lru.Get(id); ok {
+	if h, ok := c.answers.get(id); ok {
 		var rl restclient.RateLimit
 		var known bool
 		if c.fresh.Quota != nil {
 			rl, known = c.fresh.Quota(key)
 		}
 		if l = c.fresh.Judge(ctx, path, h.resp, h.at, rl, known); l.Expire {
-			c.lru.Remove(id)
+			c.answers.remove(id)
 		}
 	}
 	asked := time.Now()
@@ -117,43 +103,13 @@ func (c *Cache) FetchAs(ctx context.Context, key callerkey.Key, path string, fet
 	if restclient.AwaitsReply(path, resp) || c.held(key, path) {
 		return resp, nil // the reply is on its way: never kept
 	}
-	// The LRU calls unindex (which locks c.mu) when Add evicts: add first,
-	// index after, never holding c.mu around the LRU.
-	if c.gens.Forgotten(key) != forgotten || !c.add(id, held{resp: resp, at: c.fresh.now()}) {
+	if c.gens.Forgotten(key) != forgotten || !c.answers.add(id, held{resp: resp, at: c.fresh.now()}) {
 		return resp, nil
 	}
-	kh := keyOfID(id)
-	c.mu.Lock()
-	ids := c.byKey[kh]
-	if ids == nil {
-		ids = map[string]struct{}{}
-		c.byKey[kh] = ids
-	}
-	ids[id] = struct{}{}
-	c.mu.Unlock()
 	if c.gens.Forgotten(key) != forgotten {
-		c.lru.Remove(id) // forgotten while it was added
+		c.answers.remove(id) // forgotten while it was added
 	}
 	return resp, nil
-}
-
-// add holds h as id, within maxBytes; an answer costing more than
-// maxBytes alone is not held (it would push every other out and still
-// pass the bound), and reports false.
-func (c *Cache) add(id string, h held) bool {
-	c.addMu.Lock()
-	defer c.addMu.Unlock()
-	c.lru.Remove(id) // its cost goes with it (unindex)
-	cost := answerCost(id, h.resp)
-	if c.maxBytes > 0 && cost > c.maxBytes {
-		return false
-	}
-	c.bytes.Add(cost)
-	c.lru.Add(id, h)
-	for c.maxBytes > 0 && c.bytes.Load() > c.maxBytes && c.lru.Len() > 1 {
-		c.lru.RemoveOldest()
-	}
-	return true
 }
 
 // Hold keeps no answer of key's resource for d (Holder). res is the part
@@ -226,29 +182,7 @@ func (c *Cache) Forget(key callerkey.Key) {
 
 // dropKeyHash drops the answers of the key of hash kh, whose generations
 // are forgotten (the generations' eviction callback).
-func (c *Cache) dropKeyHash(kh string) {
-	c.mu.Lock()
-	ids := c.byKey[kh]
-	delete(c.byKey, kh)
-	c.mu.Unlock()
-	for id := range ids {
-		c.lru.Remove(id)
-	}
-}
-
-// unindex is the LRU's eviction callback (size or Remove).
-func (c *Cache) unindex(id string, h held) {
-	c.bytes.Add(-answerCost(id, h.resp))
-	kh := keyOfID(id)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if ids := c.byKey[kh]; ids != nil {
-		delete(ids, id)
-		if len(ids) == 0 {
-			delete(c.byKey, kh)
-		}
-	}
-}
+func (c *Cache) dropKeyHash(kh string) { c.answers.removeKey(kh) }
 
 // Stats returns how many GETs the cache answered fresh (hits) and how
 // many it passed on (misses), since it was made.
@@ -258,7 +192,7 @@ func (c *Cache) Stats() (hits, misses int64) { return c.counts.fresh.Load(), c.c
 func (c *Cache) Counts() CacheCounts { return c.counts.counts() }
 
 // Bytes returns the memory the cached answers take, as estimated.
-func (c *Cache) Bytes() int64 { return c.bytes.Load() }
+func (c *Cache) Bytes() int64 { return c.answers.size() }
 
 // Len returns the number of cached answers.
-func (c *Cache) Len() int { return c.lru.Len() }
+func (c *Cache) Len() int { return c.answers.len() }

@@ -325,6 +325,9 @@ func serve(ctx context.Context, l Lookup, fetch func(context.Context) (*restclie
 		counts.fresh.Add(1)
 		return l.Held, false, nil
 	}
+	if l.Stale {
+		ctx = withStaleHeld(ctx)
+	}
 	resp, err = fetch(ctx)
 	if err != nil && l.Stale {
 		if reason := StaleReason(err); reason != "" {

@@ -320,3 +320,68 @@ func TestPressure(t *testing.T) {
 		}
 	}
 }
+
+// A read a cache could answer stale tells its fetch so (StaleHeld): the
+// planner's gate asks the upstream whether a key out of quota still
+// stands before such a read is answered from what is held. A fresh
+// answer asks nothing; a read of nothing held, or of an answer past
+// StaleMax, is not told.
+func TestCache_TellsTheFetchAStaleAnswerIsHeld(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := restcache.NewFreshCache(100, restcache.Freshness{StaleMax: time.Hour})
+		told := func(path string) (held, called bool) {
+			_, _ = through(c).Fetch(t.Context(), reqKey{APIKey: "k", Path: path}, func(ctx context.Context) (*restclient.Response, error) {
+				held, called = restcache.StaleHeld(ctx), true
+				return response(`{"id":"c1"}`), nil
+			})
+			return held, called
+		}
+		if held, _ := told("categories/c1"); held {
+			t.Error("nothing held: the fetch was told a stale answer is")
+		}
+		time.Sleep(10 * time.Minute)
+		if held, _ := told("categories/c1"); !held {
+			t.Error("an answer held 10 minutes: the fetch was not told")
+		}
+		if _, called := told("categories/c1"); called {
+			t.Error("a fresh answer was fetched")
+		}
+		time.Sleep(2 * time.Hour)
+		if held, _ := told("categories/c1"); held {
+			t.Error("an answer past StaleMax: the fetch was told it is held")
+		}
+	})
+}
+
+// A key is due a check once per interval: the first ask claims it, an
+// answer that shows the key stands puts it off, and forgetting the key
+// makes it due again.
+func TestKeyChecks(t *testing.T) {
+	var k restcache.KeyChecks
+	now := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+	key := keyOf("out-of-quota")
+	for i, step := range []struct {
+		after time.Duration
+		stood bool
+		want  bool
+	}{
+		{0, false, true},                // never seen: due, claimed
+		{time.Second, false, false},     // claimed a second ago
+		{time.Minute, false, true},      // a minute later: due again
+		{10 * time.Second, true, false}, // an answer showed it stands
+		{50 * time.Second, false, false},
+		{10 * time.Second, false, true},
+	} {
+		now = now.Add(step.after)
+		if step.stood {
+			k.Stood(key, now)
+		}
+		if got := k.Due(key, now); got != step.want {
+			t.Errorf("step %d: Due = %t, want %t", i, got, step.want)
+		}
+	}
+	k.Forget(key)
+	if !k.Due(key, now) {
+		t.Error("after Forget: not due")
+	}
+}
