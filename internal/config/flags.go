@@ -126,7 +126,7 @@ var flags = []Flag{
 	{
 		Name: "max-websockets-per-address", Env: "MAX_WEBSOCKETS_PER_ADDRESS", Default: strconv.Itoa(gqlhttp.DefaultMaxWebSocketsPerAddress),
 		Usage: "most WebSocket connections one client address (an IPv6 /64) may have open at once; one more is refused with 429 CONNECTION_LIMIT_EXCEEDED; 0 for no bound, behind a reverse proxy whose address every client has (env MAX_WEBSOCKETS_PER_ADDRESS)",
-		parse: offOrInteger("max websockets per address", func(c *Config) *int { return &c.MaxWebSocketsPerAddress }),
+		parse: offOrInteger("max websockets per address", -1, func(c *Config) *int { return &c.MaxWebSocketsPerAddress }),
 	},
 	{
 		Name: "websocket-idle-timeout", Env: "WEBSOCKET_IDLE_TIMEOUT", Default: gqlhttp.DefaultWebSocketIdleTimeout.String(),
@@ -223,8 +223,9 @@ func offOrDuration(what string, off time.Duration, field func(*Config) *time.Dur
 	}
 }
 
-// offOrInteger reads a non-negative integer where 0 means off (stored as
-// off); what names it in the error.
+// offOrInteger reads a non-negative integer where 0 means off, stored as
+// off (-1, say, so that a zero Config keeps its default); what names it in
+// the error.
 func offOrInteger(what string, off int, field func(*Config) *int) func(*Config, string) error {
 	read := integer(what, 0, field)
 	return func(c *Config, s string) error {
@@ -254,22 +255,6 @@ func integer(what string, least int, field func(*Config) *int) func(*Config, str
 			return fmt.Errorf("%s %q is not %s", what, s, kind)
 		}
 		*field(c) = n
-		return nil
-	}
-}
-
-// offOrInteger reads a non-negative integer where 0 means no bound
-// (stored as -1, so that a zero Config keeps its default); what names it
-// in the error.
-func offOrInteger(what string, field func(*Config) *int) func(*Config, string) error {
-	read := integer(what, 0, field)
-	return func(c *Config, s string) error {
-		if err := read(c, s); err != nil {
-			return err
-		}
-		if *field(c) == 0 {
-			*field(c) = -1
-		}
 		return nil
 	}
 }

@@ -19,7 +19,7 @@ import (
 
 // askAs sends a query of categories as key, of a page size of its own (so
 // that no two requests share a GET in flight), and reads the answer.
-func askAs(t *testing.T, e *env, key string, first int) outageAnswer {
+func askTotalDuringOutage(t *testing.T, e *env, key string, first int) outageAnswer {
 	t.Helper()
 	q := fmt.Sprintf(`{ categories(first: %d) { totalCount } }`, first)
 	_, ext, err := e.client(key).ExecRawWithExtensions(context.Background(), q, nil)
@@ -110,7 +110,7 @@ func TestCircuitBreaker_ATenantsTimeoutsDoNotShutOthersOut(t *testing.T) {
 	victim := restclienttest.DemoKey
 	// Both keys are known to the upstream: each read once, quickly.
 	for _, key := range []string{victim, tenant.key} {
-		if a := askAs(t, e, key, 1); a.code != "" {
+		if a := askTotalDuringOutage(t, e, key, 1); a.code != "" {
 			t.Fatalf("%s's first read: %+v", key, a)
 		}
 	}
@@ -124,7 +124,7 @@ func TestCircuitBreaker_ATenantsTimeoutsDoNotShutOthersOut(t *testing.T) {
 	attack := func() {
 		first := 2 + int(tenantN.Add(1)%90)
 		attacks.Go(func() {
-			if a := askAs(t, e, tenant.key, first); a.calls == 0 {
+			if a := askTotalDuringOutage(t, e, tenant.key, first); a.calls == 0 {
 				answered <- struct{}{}
 			}
 		})
@@ -143,7 +143,7 @@ func TestCircuitBreaker_ATenantsTimeoutsDoNotShutOthersOut(t *testing.T) {
 		}
 		for i := range asks {
 			attack()
-			switch a := askAs(t, e, victim, 10+r*asks+i); {
+			switch a := askTotalDuringOutage(t, e, victim, 10+r*asks+i); {
 			case a.code == "":
 				served++
 			case a.reason == restclient.ReasonCircuitOpen:
@@ -206,7 +206,7 @@ func TestCircuitBreaker_StrangersDuringAPartialOutage(t *testing.T) {
 	e := newEnv(t, withUpstreamWrapper(proxy.wrap), withRetry(restclient.RetryPolicy{MaxRetries: 2}),
 		withConfig(func(c *facade.Config) { c.Breaker = breaker }))
 	victim := restclienttest.DemoKey
-	if a := askAs(t, e, victim, 1); a.code != "" {
+	if a := askTotalDuringOutage(t, e, victim, 1); a.code != "" {
 		t.Fatalf("the key's first read: %+v", a)
 	}
 	proxy.on.Store(true)
@@ -219,11 +219,11 @@ func TestCircuitBreaker_StrangersDuringAPartialOutage(t *testing.T) {
 	for r := range rounds {
 		for range strangers {
 			stranger++
-			if a := askAs(t, e, fmt.Sprintf("stranger-%d", stranger), 1); a.code == "" {
+			if a := askTotalDuringOutage(t, e, fmt.Sprintf("stranger-%d", stranger), 1); a.code == "" {
 				t.Fatalf("a stranger's key was answered: %+v", a)
 			}
 		}
-		switch a := askAs(t, e, victim, 2+r%90); {
+		switch a := askTotalDuringOutage(t, e, victim, 2+r%90); {
 		case a.code == "":
 			served++
 		case a.reason == restclient.ReasonCircuitOpen:

@@ -72,7 +72,7 @@ type outageAnswer struct {
 // ask sends a query of categories as the demo key (see askAs).
 func ask(t *testing.T, e *env, first int) outageAnswer {
 	t.Helper()
-	return askAs(t, e, restclienttest.DemoKey, first)
+	return askTotalDuringOutage(t, e, restclienttest.DemoKey, first)
 }
 
 // The upstream goes down under load: once the breaker opens, answers are
