@@ -10,7 +10,7 @@ package graph
 // generated.go.
 var deferrable = map[string]map[string]bool{
 	"Category": {"parent": true, "subcategories": true},
-	"Chat":     {"lastMessageAt": true, "messages": true},
+	"Chat":     {"firstMessageAt": true, "lastMessageAt": true, "messages": true},
 	"Import":   {"configuration": true, "stats": true, "statusDetail": true},
 }
 
