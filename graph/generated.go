@@ -287,11 +287,11 @@ type QueryResolver interface {
 	Category(ctx context.Context, id string) (*model.Category, error)
 	Chats(ctx context.Context, first *int, after *string, last *int, before *string) (*model.ChatConnection, error)
 	Chat(ctx context.Context, id string) (*model.Chat, error)
-	Import(ctx context.Context, id string) (*model.Import, error)
-	Imports(ctx context.Context, first *int, after *string, last *int, before *string, status *string, typeArg *string) (*model.ImportConnection, error)
 	Node(ctx context.Context, id string) (model.Node, error)
 	Nodes(ctx context.Context, ids []string) ([]model.Node, error)
 	RateLimit(ctx context.Context) (*model.RateLimit, error)
+	Import(ctx context.Context, id string) (*model.Import, error)
+	Imports(ctx context.Context, first *int, after *string, last *int, before *string, status *string, typeArg *string) (*model.ImportConnection, error)
 }
 type SubscriptionResolver interface {
 	ChatMessageAdded(ctx context.Context, chatID string) (<-chan *model.Message, error)
@@ -1408,31 +1408,6 @@ type Query {
   "One chat with its messages; ` + "`" + `null` + "`" + ` with a ` + "`" + `NOT_FOUND` + "`" + ` error when the caller has no such chat."
   chat("The chat's UUID." id: ID!): Chat
 
-  "One import by id; ` + "`" + `null` + "`" + ` with a ` + "`" + `NOT_FOUND` + "`" + ` error when the family has no such import."
-  import("The import's UUID." id: ID!): Import
-
-  """
-  The family's imports, newest first, as a Relay connection (Sure v0.6.7 and later; against
-  an older server the field is ` + "`" + `null` + "`" + ` with an ` + "`" + `UNSUPPORTED_BY_UPSTREAM` + "`" + ` error).
-  Page with ` + "`" + `first` + "`" + `/` + "`" + `after` + "`" + ` or ` + "`" + `last` + "`" + `/` + "`" + `before` + "`" + ` (at most 100; default: first 25).
-  An import of the list carries what the list sends; its ` + "`" + `configuration` + "`" + `, and its ` + "`" + `stats` + "`" + `
-  beyond ` + "`" + `rowsCount` + "`" + `, cost one lookup each (planned together).
-  """
-  imports(
-    "Number of imports from the start of the window (0..100)."
-    first: Int
-    "Cursor from a previous page of this list (and filters)."
-    after: String
-    "Number of imports from the end of the window (0..100)."
-    last: Int
-    "Cursor from a previous page of this list (and filters)."
-    before: String
-    "Only imports in this state, e.g. ` + "`" + `complete` + "`" + `."
-    status: String
-    "Only imports of this kind, e.g. ` + "`" + `TransactionImport` + "`" + `."
-    type: String
-  ): ImportConnection
-
   """
   Any object by its id (Relay's Global Object Identification): a ` + "`" + `Category` + "`" + `, ` + "`" + `Chat` + "`" + ` or
   ` + "`" + `Import` + "`" + `, or ` + "`" + `null` + "`" + ` when the caller has none with this id. The ids are Sure's UUIDs,
@@ -1492,12 +1467,6 @@ type Subscription {
   ` + "`" + `id` + "`" + `. An unknown chat is a ` + "`" + `NOT_FOUND` + "`" + ` error that ends the subscription.
   """
   chatMessageAdded("The chat's UUID." chatId: ID!): Message!
-  """
-  The import at the start, then again whenever its ` + "`" + `status` + "`" + ` or ` + "`" + `statusDetail` + "`" + `
-  changes; the subscription completes once the import is terminal (` + "`" + `complete` + "`" + `,
-  ` + "`" + `failed` + "`" + ` or ` + "`" + `revert_failed` + "`" + `). An unknown import is a ` + "`" + `NOT_FOUND` + "`" + ` error.
-  """
-  importUpdated("The import's UUID." id: ID!): Import!
 }
 
 """
@@ -1655,87 +1624,6 @@ type ToolCall {
   functionResult: JSON
   "When the call was made."
   createdAt: DateTime!
-}
-
-"A bulk import of transactions (or accounts, trades, categories, rules…) from a file."
-type Import implements Node {
-  "The import's UUID."
-  id: ID!
-  "The import kind, e.g. ` + "`" + `TransactionImport` + "`" + `, ` + "`" + `TradeImport` + "`" + `, ` + "`" + `AccountImport` + "`" + `, ` + "`" + `MintImport` + "`" + ` (an open set)."
-  type: String!
-  "The state: ` + "`" + `pending` + "`" + `, ` + "`" + `importing` + "`" + `, ` + "`" + `complete` + "`" + `, ` + "`" + `failed` + "`" + `, ` + "`" + `reverting` + "`" + ` or ` + "`" + `revert_failed` + "`" + `."
-  status: String!
-  "The account the rows go to, if one was chosen."
-  accountId: ID
-  "Why the import failed, or ` + "`" + `null` + "`" + `."
-  error: String
-  """
-  How the file's columns map to fields. On an import of the ` + "`" + `imports` + "`" + ` list it costs one
-  lookup (the list does not send it).
-  """
-  configuration: ImportConfiguration
-  "Row counts. On an import of the ` + "`" + `imports` + "`" + ` list, anything but ` + "`" + `rowsCount` + "`" + ` costs one lookup."
-  stats: ImportStats
-  "Where the import stands (Sure v0.7.1 and later); ` + "`" + `null` + "`" + ` when the server does not send it."
-  statusDetail: ImportStatusDetail
-  "When the import was created."
-  createdAt: DateTime!
-  "When the import was last changed."
-  updatedAt: DateTime!
-}
-
-"How an import reads its file; every field is ` + "`" + `null` + "`" + ` until set."
-type ImportConfiguration {
-  "Header of the date column."
-  dateColLabel: String
-  "Header of the amount column."
-  amountColLabel: String
-  "Header of the name (payee) column."
-  nameColLabel: String
-  "Header of the category column."
-  categoryColLabel: String
-  "Header of the tags column."
-  tagsColLabel: String
-  "Header of the notes column."
-  notesColLabel: String
-  "Header of the account column."
-  accountColLabel: String
-  "The date format, e.g. ` + "`" + `%Y-%m-%d` + "`" + `."
-  dateFormat: String
-  "The number format: ` + "`" + `1,234.56` + "`" + `, ` + "`" + `1.234,56` + "`" + `, ` + "`" + `1 234,56` + "`" + ` or ` + "`" + `1,234` + "`" + `."
-  numberFormat: String
-  "` + "`" + `inflows_positive` + "`" + ` or ` + "`" + `inflows_negative` + "`" + `."
-  signageConvention: String
-}
-
-"Row counts of an import. A count the Sure server does not send (older versions) is ` + "`" + `null` + "`" + `."
-type ImportStats {
-  "Rows in the file."
-  rowsCount: Int!
-  "Rows that passed validation, once known."
-  validRowsCount: Int
-  "Rows that failed validation (Sure v0.7.1 and later)."
-  invalidRowsCount: Int
-  "Values mapped to the family's records, e.g. categories (Sure v0.7.1 and later)."
-  mappingsCount: Int
-  "Values not mapped yet (Sure v0.7.1 and later)."
-  unassignedMappingsCount: Int
-}
-
-"Where an import stands. Each flag is ` + "`" + `null` + "`" + ` when the Sure server did not send it."
-type ImportStatusDetail {
-  "The file was uploaded."
-  uploaded: Boolean
-  "Its columns are mapped."
-  configured: Boolean
-  "It ended (complete, failed or revert failed)."
-  terminal: Boolean
-  "No row is invalid."
-  cleaned: Boolean
-  "It can be published (imported) now."
-  publishable: Boolean
-  "It can be reverted."
-  revertable: Boolean
 }
 
 "Input of ` + "`" + `createChat` + "`" + `."
@@ -1942,6 +1830,134 @@ type MessageConnection {
   totalCount: Int!
 }
 
+"A message with its cursor."
+type MessageEdge {
+  "Opaque position of this message in its chat."
+  cursor: String!
+  "The message."
+  node: Message!
+}
+`, BuiltIn: false},
+	{Name: "../schema/imports.graphqls", Input: `# Sure's bulk imports (GET /imports, v0.6.7; GET /imports/{id}): the first
+# resource served by the resource layer (restclient/resource's Imports).
+
+extend type Query {
+  "One import by id; ` + "`" + `null` + "`" + ` with a ` + "`" + `NOT_FOUND` + "`" + ` error when the family has no such import."
+  import("The import's UUID." id: ID!): Import
+
+  """
+  The family's imports, newest first, as a Relay connection (Sure v0.6.7 and later; against
+  an older server the field is ` + "`" + `null` + "`" + ` with an ` + "`" + `UNSUPPORTED_BY_UPSTREAM` + "`" + ` error).
+  Page with ` + "`" + `first` + "`" + `/` + "`" + `after` + "`" + ` or ` + "`" + `last` + "`" + `/` + "`" + `before` + "`" + ` (at most 100; default: first 25).
+  An import of the list carries what the list sends; its ` + "`" + `configuration` + "`" + `, and its ` + "`" + `stats` + "`" + `
+  beyond ` + "`" + `rowsCount` + "`" + `, cost one lookup each (planned together).
+  """
+  imports(
+    "Number of imports from the start of the window (0..100)."
+    first: Int
+    "Cursor from a previous page of this list (and filters)."
+    after: String
+    "Number of imports from the end of the window (0..100)."
+    last: Int
+    "Cursor from a previous page of this list (and filters)."
+    before: String
+    "Only imports in this state, e.g. ` + "`" + `complete` + "`" + `."
+    status: String
+    "Only imports of this kind, e.g. ` + "`" + `TransactionImport` + "`" + `."
+    type: String
+  ): ImportConnection
+}
+
+extend type Subscription {
+  """
+  The import at the start, then again whenever its ` + "`" + `status` + "`" + ` or ` + "`" + `statusDetail` + "`" + `
+  changes; the subscription completes once the import is terminal (` + "`" + `complete` + "`" + `,
+  ` + "`" + `failed` + "`" + ` or ` + "`" + `revert_failed` + "`" + `). An unknown import is a ` + "`" + `NOT_FOUND` + "`" + ` error.
+  """
+  importUpdated("The import's UUID." id: ID!): Import!
+}
+
+"A bulk import of transactions (or accounts, trades, categories, rules…) from a file."
+type Import implements Node {
+  "The import's UUID."
+  id: ID!
+  "The import kind, e.g. ` + "`" + `TransactionImport` + "`" + `, ` + "`" + `TradeImport` + "`" + `, ` + "`" + `AccountImport` + "`" + `, ` + "`" + `MintImport` + "`" + ` (an open set)."
+  type: String!
+  "The state: ` + "`" + `pending` + "`" + `, ` + "`" + `importing` + "`" + `, ` + "`" + `complete` + "`" + `, ` + "`" + `failed` + "`" + `, ` + "`" + `reverting` + "`" + ` or ` + "`" + `revert_failed` + "`" + `."
+  status: String!
+  "The account the rows go to, if one was chosen."
+  accountId: ID
+  "Why the import failed, or ` + "`" + `null` + "`" + `."
+  error: String
+  """
+  How the file's columns map to fields. On an import of the ` + "`" + `imports` + "`" + ` list it costs one
+  lookup (the list does not send it).
+  """
+  configuration: ImportConfiguration
+  "Row counts. On an import of the ` + "`" + `imports` + "`" + ` list, anything but ` + "`" + `rowsCount` + "`" + ` costs one lookup."
+  stats: ImportStats
+  "Where the import stands (Sure v0.7.1 and later); ` + "`" + `null` + "`" + ` when the server does not send it."
+  statusDetail: ImportStatusDetail
+  "When the import was created."
+  createdAt: DateTime!
+  "When the import was last changed."
+  updatedAt: DateTime!
+}
+
+"How an import reads its file; every field is ` + "`" + `null` + "`" + ` until set."
+type ImportConfiguration {
+  "Header of the date column."
+  dateColLabel: String
+  "Header of the amount column."
+  amountColLabel: String
+  "Header of the name (payee) column."
+  nameColLabel: String
+  "Header of the category column."
+  categoryColLabel: String
+  "Header of the tags column."
+  tagsColLabel: String
+  "Header of the notes column."
+  notesColLabel: String
+  "Header of the account column."
+  accountColLabel: String
+  "The date format, e.g. ` + "`" + `%Y-%m-%d` + "`" + `."
+  dateFormat: String
+  "The number format: ` + "`" + `1,234.56` + "`" + `, ` + "`" + `1.234,56` + "`" + `, ` + "`" + `1 234,56` + "`" + ` or ` + "`" + `1,234` + "`" + `."
+  numberFormat: String
+  "` + "`" + `inflows_positive` + "`" + ` or ` + "`" + `inflows_negative` + "`" + `."
+  signageConvention: String
+}
+
+"Row counts of an import. A count the Sure server does not send (older versions) is ` + "`" + `null` + "`" + `."
+type ImportStats {
+  "Rows in the file."
+  rowsCount: Int!
+  "Rows that passed validation, once known."
+  validRowsCount: Int
+  "Rows that failed validation (Sure v0.7.1 and later)."
+  invalidRowsCount: Int
+  "Values mapped to the family's records, e.g. categories (Sure v0.7.1 and later)."
+  mappingsCount: Int
+  "Values not mapped yet (Sure v0.7.1 and later)."
+  unassignedMappingsCount: Int
+}
+
+"Where an import stands. Each flag is ` + "`" + `null` + "`" + ` when the Sure server did not send it."
+type ImportStatusDetail {
+  "The file was uploaded."
+  uploaded: Boolean
+  "Its columns are mapped."
+  configured: Boolean
+  "It ended (complete, failed or revert failed)."
+  terminal: Boolean
+  "No row is invalid."
+  cleaned: Boolean
+  "It can be published (imported) now."
+  publishable: Boolean
+  "It can be reverted."
+  revertable: Boolean
+}
+
 "A page of imports."
 type ImportConnection {
   "The imports with their cursors."
@@ -1960,14 +1976,6 @@ type ImportEdge {
   cursor: String!
   "The import."
   node: Import!
-}
-
-"A message with its cursor."
-type MessageEdge {
-  "Opaque position of this message in its chat."
-  cursor: String!
-  "The message."
-  node: Message!
 }
 `, BuiltIn: false},
 }
@@ -5873,94 +5881,6 @@ func (ec *executionContext) fieldContext_Query_chat(ctx context.Context, field g
 	return fc, nil
 }
 
-func (ec *executionContext) _Query_import(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Query_import(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Import(ctx, fc.Args["id"].(string))
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.Import) graphql.Marshaler {
-			return ec.marshalOImport2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐImport(ctx, selections, v)
-		},
-		true,
-		false,
-	)
-}
-func (ec *executionContext) fieldContext_Query_import(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
-		Object:     "Query",
-		Field:      field,
-		IsMethod:   true,
-		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Import(ctx, field)
-		},
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			err = ec.Recover(ctx, r)
-			ec.Error(ctx, err)
-		}
-	}()
-	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Query_import_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
-		ec.Error(ctx, err)
-		return fc, err
-	}
-	return fc, nil
-}
-
-func (ec *executionContext) _Query_imports(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Query_imports(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Imports(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["status"].(*string), fc.Args["type"].(*string))
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.ImportConnection) graphql.Marshaler {
-			return ec.marshalOImportConnection2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐImportConnection(ctx, selections, v)
-		},
-		true,
-		false,
-	)
-}
-func (ec *executionContext) fieldContext_Query_imports(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
-		Object:     "Query",
-		Field:      field,
-		IsMethod:   true,
-		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_ImportConnection(ctx, field)
-		},
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			err = ec.Recover(ctx, r)
-			ec.Error(ctx, err)
-		}
-	}()
-	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Query_imports_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
-		ec.Error(ctx, err)
-		return fc, err
-	}
-	return fc, nil
-}
-
 func (ec *executionContext) _Query_node(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6077,6 +5997,94 @@ func (ec *executionContext) fieldContext_Query_rateLimit(_ context.Context, fiel
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_RateLimit(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_import(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_import(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Import(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Import) graphql.Marshaler {
+			return ec.marshalOImport2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐImport(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_import(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Import(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_import_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_imports(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_imports(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Imports(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["status"].(*string), fc.Args["type"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ImportConnection) graphql.Marshaler {
+			return ec.marshalOImportConnection2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐImportConnection(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_imports(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ImportConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_imports_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -9638,50 +9646,6 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
-		case "import":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_import(ctx, field)
-				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
-		case "imports":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_imports(ctx, field)
-				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "node":
 			field := field
 
@@ -9736,6 +9700,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_rateLimit(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "import":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_import(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "imports":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_imports(ctx, field)
 				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}

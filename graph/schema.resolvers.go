@@ -82,45 +82,6 @@ func (r *chatResolver) Messages(ctx context.Context, obj *model.Chat, first *int
 	return messageConnection(ctx, res), nil
 }
 
-// Configuration is the resolver for the configuration field.
-func (r *importResolver) Configuration(ctx context.Context, obj *model.Import) (*model.ImportConfiguration, error) {
-	imp, err := importShown(ctx, obj)
-	if err != nil {
-		return nil, err
-	}
-	return importConfigurationFromREST(imp.Configuration), nil
-}
-
-// Stats is the resolver for the stats field.
-func (r *importResolver) Stats(ctx context.Context, obj *model.Import) (*model.ImportStats, error) {
-	// The list sends the row count: enough when nothing else is read.
-	if obj.Shown == nil && obj.RowsCount != nil && wantsOnly(graphql.CollectFieldsCtx(ctx, nil), "rowsCount") {
-		return &model.ImportStats{RowsCount: *obj.RowsCount}, nil
-	}
-	imp, err := importShown(ctx, obj)
-	if err != nil {
-		return nil, err
-	}
-	return importStatsFromREST(imp.Stats), nil
-}
-
-// StatusDetail is the resolver for the statusDetail field.
-func (r *importResolver) StatusDetail(ctx context.Context, obj *model.Import) (*model.ImportStatusDetail, error) {
-	if obj.Shown != nil {
-		return statusDetailFromREST(obj.Shown.StatusDetail), nil
-	}
-	// The list sends some flags (v0.7.1: uploaded, configured, terminal):
-	// enough when they are what is read; else one lookup.
-	if obj.StatusDetail == nil || detailHolds(obj.StatusDetail, graphql.CollectFieldsCtx(ctx, nil)) {
-		return obj.StatusDetail, nil
-	}
-	imp, err := importShown(ctx, obj)
-	if err != nil {
-		return nil, err
-	}
-	return statusDetailFromREST(imp.StatusDetail), nil
-}
-
 // CreateChat is the resolver for the createChat field.
 func (r *mutationResolver) CreateChat(ctx context.Context, input model.CreateChatInput) (*model.CreateChatPayload, error) {
 	out := &model.CreateChatPayload{ClientMutationID: input.ClientMutationID, UserErrors: []*model.UserError{}}
@@ -347,41 +308,6 @@ func (r *queryResolver) Chat(ctx context.Context, id string) (*model.Chat, error
 	return chatFromShow(c, p.MessagePage(c)), nil
 }
 
-// Import is the resolver for the import field.
-func (r *queryResolver) Import(ctx context.Context, id string) (*model.Import, error) {
-	id, err := canonicalID("id", id)
-	if err != nil {
-		return nil, err
-	}
-	p, err := planner.For(ctx)
-	if err != nil {
-		return nil, err
-	}
-	imp, err := p.Import(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	return importFromREST(imp), nil
-}
-
-// Imports is the resolver for the imports field.
-func (r *queryResolver) Imports(ctx context.Context, first *int, after *string, last *int, before *string, status *string, typeArg *string) (*model.ImportConnection, error) {
-	f := importFilter(status, typeArg)
-	req, err := planner.ParseImports(f, pageArgs(first, after, last, before))
-	if err != nil {
-		return nil, err
-	}
-	p, err := planner.For(ctx)
-	if err != nil {
-		return nil, err
-	}
-	res, err := p.Imports(ctx, f, req, importLookupWanted(ctx))
-	if err != nil {
-		return nil, err
-	}
-	return importConnection(ctx, res), nil
-}
-
 // Node is the resolver for the node field.
 func (r *queryResolver) Node(ctx context.Context, id string) (model.Node, error) {
 	id, err := canonicalID("id", id)
@@ -450,19 +376,11 @@ func (r *subscriptionResolver) ChatMessageAdded(ctx context.Context, chatID stri
 	return r.chatMessageAdded(ctx, chatID)
 }
 
-// ImportUpdated is the resolver for the importUpdated field.
-func (r *subscriptionResolver) ImportUpdated(ctx context.Context, id string) (<-chan *model.Import, error) {
-	return r.importUpdated(ctx, id)
-}
-
 // Category returns CategoryResolver implementation.
 func (r *Resolver) Category() CategoryResolver { return &categoryResolver{r} }
 
 // Chat returns ChatResolver implementation.
 func (r *Resolver) Chat() ChatResolver { return &chatResolver{r} }
-
-// Import returns ImportResolver implementation.
-func (r *Resolver) Import() ImportResolver { return &importResolver{r} }
 
 // Mutation returns MutationResolver implementation.
 func (r *Resolver) Mutation() MutationResolver { return &mutationResolver{r} }
@@ -476,7 +394,6 @@ func (r *Resolver) Subscription() SubscriptionResolver { return &subscriptionRes
 type (
 	categoryResolver     struct{ *Resolver }
 	chatResolver         struct{ *Resolver }
-	importResolver       struct{ *Resolver }
 	mutationResolver     struct{ *Resolver }
 	queryResolver        struct{ *Resolver }
 	subscriptionResolver struct{ *Resolver }

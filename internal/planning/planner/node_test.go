@@ -12,6 +12,7 @@ import (
 	"github.com/suregql/suregql/internal/planning/planner"
 	"github.com/suregql/suregql/internal/state/restcache"
 	"github.com/suregql/suregql/restclient"
+	"github.com/suregql/suregql/restclient/resource"
 )
 
 // nodeEnv is a fake upstream and what the planners of its requests share
@@ -169,7 +170,7 @@ func TestNodes_KnownKindsCostOneCall(t *testing.T) {
 		if obj := ask(chat.ID, 1); obj.Chat == nil || obj.Chat.Title != chat.Title {
 			t.Errorf("node(chat) = %+v, want %q", obj, chat.Title)
 		}
-		if obj := ask(imp, 1); obj.Import == nil || obj.Import.ID != imp {
+		if obj := ask(imp, 1); obj.Spec != resource.Imports || obj.Shown.(*restclient.Import).ID != imp {
 			t.Errorf("node(import) = %+v, want %s", obj, imp)
 		}
 	}
