@@ -35,6 +35,10 @@ type Collection[L, S any] struct {
 	// (Spec.Fresh.Settles); nil: always.
 	Settled     func(*L) bool
 	ShowSettled func(*S) bool
+	// FromList, when set, is the show's object an element of the list
+	// stands for (the same object, when the list sends all of it): a
+	// server without the show is answered from the list. nil: none.
+	FromList func(*L) *S
 }
 
 // Page is one page of a described list.
@@ -252,6 +256,11 @@ type Described interface {
 	ListAny(ctx context.Context, cl *Client, opts ListOptions) (AnyPage, error)
 	// ShowAny fetches one object (a *S).
 	ShowAny(ctx context.Context, cl *Client, id string) (any, error)
+	// ShownFromList returns the show's object (a *S) an element of the
+	// list (a *L) stands for, or nil when the list does not send it
+	// (Collection.FromList); ListStandsForShow whether it does.
+	ShownFromList(item any) any
+	ListStandsForShow() bool
 	// SettledAnswer reports whether resp, a GET of the list (show false)
 	// or the show, holds only settled objects: one that does not may
 	// change by itself, and is never kept fresh.
@@ -286,6 +295,18 @@ func (c *Collection[L, S]) ShowAny(ctx context.Context, cl *Client, id string) (
 	return c.Show(ctx, cl, id)
 }
 
+// ShownFromList implements Described.
+func (c *Collection[L, S]) ShownFromList(item any) any {
+	it, ok := item.(*L)
+	if c.FromList == nil || !ok {
+		return nil
+	}
+	return c.FromList(it)
+}
+
+// ListStandsForShow implements Described.
+func (c *Collection[L, S]) ListStandsForShow() bool { return c.FromList != nil }
+
 // SettledAnswer implements Described.
 func (c *Collection[L, S]) SettledAnswer(resp *Response, show bool) bool {
 	return c.settled(resp, show)
@@ -293,7 +314,7 @@ func (c *Collection[L, S]) SettledAnswer(resp *Response, show bool) bool {
 
 // Collections are the described resources the client reads generically,
 // by description: a new one is one more line here (and in resource.All).
-var Collections = []Described{Imports}
+var Collections = []Described{Imports, Accounts}
 
 // CollectionOf returns the generic collection of a resource, or nil for
 // one read by hand-written endpoints (categories, chats).

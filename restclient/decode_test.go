@@ -117,7 +117,7 @@ func TestDecodedTypesNameEveryMember(t *testing.T) {
 			check(f.Type, path+"."+f.Name)
 		}
 	}
-	for _, v := range []any{CategoryPage{}, ChatPage{}, Chat{}, Import{}, ImportSummary{}, pagingBlock{}} {
+	for _, v := range []any{CategoryPage{}, ChatPage{}, Chat{}, Import{}, ImportSummary{}, pagingBlock{}, Account{}} {
 		check(reflect.TypeOf(v), reflect.TypeOf(v).Name())
 	}
 }

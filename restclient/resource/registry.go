@@ -4,7 +4,7 @@ import "strings"
 
 // All is every resource the facade serves, in a fixed order (node kinds
 // are numbered by it): a new resource is one more line here.
-var All = []*Spec{Categories, Chats, Imports}
+var All = []*Spec{Categories, Chats, Imports, Accounts}
 
 // Of returns the resource a path (relative to /api/v1) names by its first
 // segment, or nil for a path of no resource the facade serves.

@@ -161,7 +161,7 @@ func New(opts ...Option) *Server {
 		windows:        map[string]*rateWindow{},
 		assistantDelay: -1,
 	}
-	s.collections = []served{s.importsCollection()}
+	s.collections = []served{s.importsCollection(), s.accountsCollection()}
 	for _, o := range opts {
 		o(s)
 	}

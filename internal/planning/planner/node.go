@@ -459,7 +459,7 @@ func (r *nodeRun) calls(open []*nodeState) int {
 	n += r.listCalls(KindChat, listed) + r.chatShows(shown)
 	for _, c := range restclient.Collections {
 		k := KindOf(c.Describes())
-		listed, shown = r.describedPlan(c.Describes(), r.others(open, k))
+		listed, shown = r.describedPlan(c, r.others(open, k))
 		n += r.listCalls(k, listed) + len(shown)
 	}
 	return n
@@ -656,15 +656,14 @@ func (r *nodeRun) chatStage(ctx context.Context, ids []*nodeState) {
 func (r *nodeRun) describedStage(ctx context.Context, c restclient.Described, ids []*nodeState) {
 	spec := c.Describes()
 	k := KindOf(spec)
-	listed, shown := r.describedPlan(spec, ids)
+	listed, shown := r.describedPlan(c, ids)
 	l := r.l
 	shown = append(shown, listDescribed(ctx, r, c, listed)...)
 	r.shows(ctx, k, len(shown), shown, func(ctx context.Context, s *nodeState) error {
-		obj, err := c.ShowAny(ctx, l.client, s.id)
+		obj, err := l.show(ctx, c, s.id)
 		if err != nil {
 			return err
 		}
-		l.remember(k, s.id)
 		r.foundAll(s, Object{Spec: spec, Shown: obj})
 		return nil
 	})
@@ -676,9 +675,18 @@ func (r *nodeRun) chatPlan(ids []*nodeState) (listed, shown []*nodeState) {
 }
 
 // describedPlan splits ids into those the resource's list settles and
-// those shown.
-func (r *nodeRun) describedPlan(spec *resource.Spec, ids []*nodeState) (listed, shown []*nodeState) {
-	return r.listOrShow(KindOf(spec), ids, spec.List != "" && r.l.listMissing(spec) == nil)
+// those shown. When an element of the list is the object whole
+// (Collection.FromList), the list settles them all whenever its pages are
+// no more than the ids (one read for any number of them, in a family's
+// few accounts), and always on a server without the show.
+func (r *nodeRun) describedPlan(c restclient.Described, ids []*nodeState) (listed, shown []*nodeState) {
+	spec := c.Describes()
+	k := KindOf(spec)
+	listable := spec.List != "" && r.l.listMissing(spec) == nil
+	if listable && c.ListStandsForShow() && (r.l.showMissing(spec) || r.listCalls(k, ids) <= len(ids)) {
+		return ids, nil
+	}
+	return r.listOrShow(k, ids, listable)
 }
 
 func (r *nodeRun) listOrShow(k Kind, ids []*nodeState, listable bool) (listed, shown []*nodeState) {

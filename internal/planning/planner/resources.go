@@ -132,14 +132,17 @@ func (l *Planner) lookUpShows(ctx context.Context, c restclient.Described, ids [
 
 // Show reads one object of a described resource with one call (none
 // when the operation read it already); an id that names none is a
-// *NotFoundError of its kind.
+// *NotFoundError of its kind. Against a server without the show (its
+// router's 404, learnt once), an object its list sends whole
+// (Collection.FromList) is found in the list: its first page, and the
+// rest only when the list is longer and does not hold it (reserved
+// whole); any other is an *UnsupportedError.
 func Show[L, S any](ctx context.Context, l *Planner, c *restclient.Collection[L, S], id string) (*S, error) {
-	s, err := c.Show(ctx, l.client, id)
+	obj, err := l.show(ctx, c, id)
 	if err != nil {
-		return nil, notFound(err, c.Kind, id)
+		return nil, err
 	}
-	l.remember(KindOf(c.Spec), c.ShowID(s))
-	return s, nil
+	return obj.(*S), nil // a *S, as the collection's ShowAny and ShownFromList give it
 }
 
 // ShowAny is Show for a resource known by its description only (a
@@ -147,14 +150,88 @@ func Show[L, S any](ctx context.Context, l *Planner, c *restclient.Collection[L,
 func (l *Planner) ShowAny(ctx context.Context, spec *resource.Spec, id string) (any, error) {
 	c := restclient.CollectionOf(spec)
 	if c == nil {
-		return nil, &UnsupportedError{What: "lookup of " + string(spec.Name)}
+		return nil, &UnsupportedError{What: "lookup of one " + spec.Kind}
 	}
-	s, err := c.ShowAny(ctx, l.client, id)
+	return l.show(ctx, c, id)
+}
+
+// show is Show with the collection's types erased.
+func (l *Planner) show(ctx context.Context, c restclient.Described, id string) (any, error) {
+	spec := c.Describes()
+	if l.showMissing(spec) {
+		return l.showFromList(ctx, c, id)
+	}
+	obj, err := c.ShowAny(ctx, l.client, id)
+	if spec.ShowSince != "" {
+		l.learnRoute(spec.ShowRouteTrait(), err)
+		if restclient.IsNoRoute(err) {
+			return l.showFromList(ctx, c, id)
+		}
+	}
 	if err != nil {
 		return nil, notFound(err, spec.Kind, id)
 	}
 	l.remember(KindOf(spec), id)
-	return s, nil
+	return obj, nil
+}
+
+// showMissing reports whether the server's router is known to lack
+// spec's show.
+func (l *Planner) showMissing(spec *resource.Spec) bool {
+	return spec.ShowSince != "" && l.routeMissing(spec.ShowRouteTrait())
+}
+
+// showFromList finds id in the list of a server without the show.
+func (l *Planner) showFromList(ctx context.Context, c restclient.Described, id string) (any, error) {
+	spec := c.Describes()
+	if !c.ListStandsForShow() || spec.List == "" {
+		return nil, &UnsupportedError{What: "lookup of one " + spec.Kind, Since: string(spec.ShowSince)}
+	}
+	size := spec.Paging.Largest()
+	read := func(ctx context.Context, page int) (any, int, error) {
+		p, err := c.ListAny(ctx, l.client, restclient.ListOptions{Page: page, PerPage: size})
+		if err = l.learnList(spec, err); err != nil {
+			return nil, 0, err
+		}
+		l.remember(KindOf(spec), p.IDs...)
+		for i, got := range p.IDs {
+			if got == id {
+				return c.ShownFromList(p.Items[i]), 0, nil
+			}
+		}
+		return nil, p.Pagination.TotalCount, nil
+	}
+	obj, total, err := read(ctx, 1)
+	if obj != nil || err != nil {
+		return obj, err
+	}
+	if size > 0 && total > size {
+		rest := (total+size-1)/size - 1
+		ctx, release, err := l.budget.Reserve(ctx, rest)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+		found := make([]any, rest)
+		errs := make([]error, rest)
+		var wg sync.WaitGroup
+		for i := range rest {
+			wg.Go(func() {
+				defer recoverInto(&errs[i])
+				found[i], _, errs[i] = read(ctx, i+2)
+			})
+		}
+		wg.Wait()
+		for i := range rest {
+			if found[i] != nil {
+				return found[i], nil
+			}
+			if errs[i] != nil {
+				return nil, errs[i]
+			}
+		}
+	}
+	return nil, &NotFoundError{Kind: spec.Kind, ID: id}
 }
 
 // listMissing is the error of a list the server's router is known to
