@@ -1,11 +1,8 @@
 package restclient
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -211,10 +208,19 @@ func (b pagingBlock) pagination(shape resource.BlockShape) Pagination {
 
 // decodeMembers decodes a JSON object member by member, in one pass: each
 // member into what into returns for its name, skipping those it returns
-// nil for. As decodeAnswer, it replaces invalid UTF-8, takes a repeated
-// member, and refuses anything but one object.
+// nil for. As decodeAnswer (which runs it), it replaces invalid UTF-8,
+// takes a repeated member, and refuses anything but one object.
 func decodeMembers(body []byte, into func(name string) any) error {
-	dec := jsontext.NewDecoder(bytes.NewReader(body), jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true))
+	m := members(into)
+	return decodeAnswer(body, &m)
+}
+
+// members reads a JSON object for decodeMembers, on the decoder
+// decodeAnswer made over the body (no copy of it).
+type members func(name string) any
+
+// UnmarshalJSONFrom implements json.UnmarshalerFrom.
+func (into members) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	tok, err := dec.ReadToken()
 	if err != nil {
 		return err
@@ -236,13 +242,8 @@ func decodeMembers(body []byte, into func(name string) any) error {
 			return err
 		}
 	}
-	if _, err := dec.ReadToken(); err != nil {
-		return err
-	}
-	if _, err := dec.ReadToken(); !errors.Is(err, io.EOF) {
-		return errors.New("data after the answer's object")
-	}
-	return nil
+	_, err = dec.ReadToken()
+	return err
 }
 
 // Described is a Collection with its types erased, for the code that
