@@ -73,6 +73,22 @@ func describe[L, S, N, E, C any](d *described[L, S, N, E, C]) *described[L, S, N
 	return d
 }
 
+// embedAnswers reports whether the object spec's objects embed in field
+// answers a selection of it (fields) at no call: it reads nothing but
+// the members the embedded object carries (resource.Embed, by their
+// GraphQL names).
+func embedAnswers(spec *resource.Spec, field string, fields []graphql.CollectedField) bool {
+	e := spec.Embedded(field)
+	if e == nil {
+		return false
+	}
+	carried := make([]string, len(e.Fields))
+	for i, f := range e.Fields {
+		carried[i] = lowerCamel(f)
+	}
+	return wantsOnly(fields, carried...)
+}
+
 // lowerCamel turns Sure's snake_case into GraphQL's lowerCamelCase.
 func lowerCamel(s string) string {
 	parts := strings.Split(s, "_")

@@ -14,6 +14,7 @@ import (
 	"github.com/suregql/suregql/graph/model"
 	"github.com/suregql/suregql/internal/planning/planner"
 	"github.com/suregql/suregql/restclient"
+	"github.com/suregql/suregql/restclient/resource"
 )
 
 // Parent is the resolver for the parent field.
@@ -22,7 +23,7 @@ func (r *categoryResolver) Parent(ctx context.Context, obj *model.Category) (*mo
 		return nil, nil
 	}
 	// The embedded {"id","name"} answers these two fields without a call.
-	if wantsOnly(graphql.CollectFieldsCtx(ctx, nil), "id", "name") {
+	if embedAnswers(resource.Categories, "parent", graphql.CollectFieldsCtx(ctx, nil)) {
 		return &model.Category{ID: obj.ParentID, Name: obj.ParentName}, nil
 	}
 	p, err := planner.For(ctx)

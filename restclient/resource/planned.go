@@ -12,6 +12,7 @@ var Categories = &Spec{
 	Envelope: Envelope{Items: "categories", Block: "pagination"},
 	Paging:   Paging{Style: Pagy, PerPage: 25, MaxPerPage: 100},
 	Order:    Order{By: "name", TieByID: true},
+	Embeds:   []Embed{{Field: "parent", Kind: "category", Fields: []string{"id", "name"}}},
 	Fresh:    Freshness{List: Slow, Show: Slow},
 }
 

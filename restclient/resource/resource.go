@@ -226,6 +226,17 @@ func (s *Spec) RouteTrait() string { return "route.list_" + string(s.Name) }
 // router has the show: "route.show_accounts".
 func (s *Spec) ShowRouteTrait() string { return "route.show_" + string(s.Name) }
 
+// Embedded returns the embedded object of an object's member field, or
+// nil.
+func (s *Spec) Embedded(field string) *Embed {
+	for i := range s.Embeds {
+		if s.Embeds[i].Field == field {
+			return &s.Embeds[i]
+		}
+	}
+	return nil
+}
+
 // Filter returns the filter a caller names arg, or nil.
 func (s *Spec) Filter(arg string) *Filter {
 	for i := range s.Filters {

@@ -429,38 +429,83 @@ func (r *nodeRun) others(open []*nodeState, k Kind) []*nodeState {
 	return out
 }
 
-// otherStages runs the stages of every kind but categories, in
-// parallel: chats by hand, the described resources alike.
+// nodeStage is how node lookups find the ids that may be of one kind
+// (every kind but categories, whose stage runs first: categoryStage).
+type nodeStage struct {
+	// calls is the most the stage costs for ids.
+	calls func(r *nodeRun, ids []*nodeState) int
+	// run looks ids up.
+	run func(ctx context.Context, r *nodeRun, ids []*nodeState)
+}
+
+// nodeHooks are the stages planned by hand, by description: chats (a
+// show per field asking, for the page of messages each reads). Every
+// other resource of resource.All is looked up by its description
+// (describedStage).
+var nodeHooks = map[*resource.Spec]nodeStage{
+	resource.Chats: {
+		calls: func(r *nodeRun, ids []*nodeState) int {
+			listed, shown := r.chatPlan(ids)
+			return r.listCalls(KindChat, listed) + r.chatShows(shown)
+		},
+		run: func(ctx context.Context, r *nodeRun, ids []*nodeState) { r.chatStage(ctx, ids) },
+	},
+}
+
+// stageOf returns the node stage of a resource other than categories:
+// its hook, or the generic stage of its collection; ok is false for a
+// resource with neither (no object of it is a node).
+func stageOf(spec *resource.Spec) (nodeStage, bool) {
+	if h, ok := nodeHooks[spec]; ok {
+		return h, true
+	}
+	c := restclient.CollectionOf(spec)
+	if c == nil {
+		return nodeStage{}, false
+	}
+	return nodeStage{
+		calls: func(r *nodeRun, ids []*nodeState) int {
+			listed, shown := r.describedPlan(c, ids)
+			return r.listCalls(KindOf(spec), listed) + len(shown)
+		},
+		run: func(ctx context.Context, r *nodeRun, ids []*nodeState) { r.describedStage(ctx, c, ids) },
+	}, true
+}
+
+// otherStages runs the stage of every kind but categories, over the
+// registry of resources, in parallel.
 func (r *nodeRun) otherStages(ctx context.Context, open []*nodeState) {
 	// Each stage's ids are taken before any stage starts: an unknown id
 	// is asked of every kind, even one another stage finds meanwhile.
-	chats := r.others(open, KindChat)
-	described := make([][]*nodeState, len(restclient.Collections))
-	for i, c := range restclient.Collections {
-		described[i] = r.others(open, KindOf(c.Describes()))
+	type planned struct {
+		stage nodeStage
+		ids   []*nodeState
+	}
+	var stages []planned
+	for _, spec := range resource.All {
+		if st, ok := stageOf(spec); ok && spec != resource.Categories {
+			stages = append(stages, planned{st, r.others(open, KindOf(spec))})
+		}
 	}
 	var wg sync.WaitGroup
-	wg.Go(func() { r.chatStage(ctx, chats) })
-	for i, c := range restclient.Collections {
-		wg.Go(func() { r.describedStage(ctx, c, described[i]) })
+	for _, p := range stages {
+		wg.Go(func() { p.stage.run(ctx, r, p.ids) })
 	}
 	wg.Wait()
 }
 
 // calls is the most the lookups of the open ids cost: each stage as it
 // plans them when every unknown id reaches it (none is a category). An
-// id of no kind known costs at most one call per resource (its list's
-// first page or its show), the family's first page for categories, and
-// a show per field asking it for chats.
+// id of no kind known costs at most the family's first page, and for
+// each other kind its list's first page or a show (a show per field
+// asking it for chats): a bound that grows by one per kind.
 func (r *nodeRun) calls(open []*nodeState) int {
 	cats, _ := r.split(open)
 	n := r.l.categoryCalls(len(cats))
-	listed, shown := r.chatPlan(r.others(open, KindChat))
-	n += r.listCalls(KindChat, listed) + r.chatShows(shown)
-	for _, c := range restclient.Collections {
-		k := KindOf(c.Describes())
-		listed, shown = r.describedPlan(c, r.others(open, k))
-		n += r.listCalls(k, listed) + len(shown)
+	for _, spec := range resource.All {
+		if st, ok := stageOf(spec); ok && spec != resource.Categories {
+			n += st.calls(r, r.others(open, KindOf(spec)))
+		}
 	}
 	return n
 }
