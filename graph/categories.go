@@ -9,6 +9,7 @@ import (
 	"github.com/suregql/suregql/internal/planning/paging"
 	"github.com/suregql/suregql/internal/planning/planner"
 	"github.com/suregql/suregql/restclient"
+	"github.com/suregql/suregql/restclient/resource"
 )
 
 // categoryConnection maps a window of a category list.
@@ -55,7 +56,7 @@ func categoryWant(oc *graphql.OperationContext, fields []graphql.CollectedField)
 			w.Subcategories = true
 		case "parent":
 			// The child's answer embeds its parent's id and name.
-			w.Parent = w.Parent || !wantsOnly(collect(oc, f, "Category"), "id", "name")
+			w.Parent = w.Parent || !embedAnswers(resource.Categories, "parent", collect(oc, f, "Category"))
 		}
 	}
 	return w

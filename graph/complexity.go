@@ -1,7 +1,10 @@
 package graph
 
 import (
+	"context"
 	"math"
+
+	"github.com/99designs/gqlgen/graphql"
 
 	"github.com/suregql/suregql/graph/model"
 	"github.com/suregql/suregql/internal/planning/planner"
@@ -28,9 +31,6 @@ func Complexity() ComplexityRoot {
 	}
 	c.Query.Chats = func(child int, first *int, _ *string, last *int, _ *string) int {
 		return connectionCost(child, first, last, planner.DefaultChatPage)
-	}
-	c.Query.Imports = func(child int, first *int, _ *string, last *int, _ *string, _ *string, _ *string) int {
-		return connectionCost(child, first, last, planner.DefaultImportPage)
 	}
 	c.Category.Subcategories = func(child int, first *int, _ *string, last *int, _ *string) int {
 		return connectionCost(child, first, last, planner.DefaultCategoryPage)
@@ -82,4 +82,24 @@ func saturatingMul(a, b int) int {
 		return math.MaxInt
 	}
 	return a * b
+}
+
+// NewSchema is NewExecutableSchema whose cost model (Complexity) also
+// counts every list field of a described resource as a connection of its
+// window (describedComplexity), read from the description, not from a
+// function per field of cfg.Complexity.
+func NewSchema(cfg Config) graphql.ExecutableSchema {
+	return describedSchema{NewExecutableSchema(cfg)}
+}
+
+// describedSchema is an executable schema whose Complexity knows the
+// described resources' list fields.
+type describedSchema struct{ graphql.ExecutableSchema }
+
+// Complexity implements graphql.ExecutableSchema.
+func (s describedSchema) Complexity(ctx context.Context, typeName, field string, child int, args map[string]any) (int, bool) {
+	if n, ok := describedComplexity(typeName, field, child, args); ok {
+		return n, true
+	}
+	return s.ExecutableSchema.Complexity(ctx, typeName, field, child, args)
 }

@@ -24,7 +24,7 @@ func attack4(k int, window string) string {
 
 func cost(t *testing.T, query string, vars map[string]any) int {
 	t.Helper()
-	es := NewExecutableSchema(Config{Resolvers: &Resolver{}, Complexity: Complexity()})
+	es := NewSchema(Config{Resolvers: &Resolver{}, Complexity: Complexity()})
 	doc, errs := gqlparser.LoadQueryWithRules(es.Schema(), query, rules.NewDefaultRules())
 	if len(errs) > 0 {
 		t.Fatalf("invalid query: %v", errs)
@@ -42,6 +42,10 @@ func TestComplexity(t *testing.T) {
 		{"scalar", `{ rateLimit { limit } }`, nil, 2},
 		{"default category page", `{ categories { nodes { id } } }`, nil, 1 + 25*2},
 		{"default chat page", `{ chats { nodes { id } } }`, nil, 1 + 20*2},
+		// A described resource's list (imports) is counted from its
+		// description, as every connection is.
+		{"default import page", `{ imports { nodes { id } } }`, nil, 1 + 25*2},
+		{"imports first from a variable", `query($n: Int) { imports(first: $n, status: "complete") { totalCount nodes { id type } } }`, map[string]any{"n": int64(4)}, 1 + 4*(1+3)},
 		{"first", `{ categories(first: 10) { totalCount nodes { id name } } }`, nil, 1 + 10*(1+3)},
 		{"last", `{ categories(last: 3) { nodes { id } } }`, nil, 1 + 3*2},
 		{"first from a variable", `query($n: Int) { categories(first: $n) { nodes { id } } }`, map[string]any{"n": int64(4)}, 1 + 4*2},

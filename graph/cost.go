@@ -34,7 +34,13 @@ func RootCost(ctx context.Context, oc *graphql.OperationContext) int {
 	total := 0
 	for i, f := range graphql.CollectFields(oc, oc.Operation.SelectionSet, []string{typeName}) {
 		key = f.Name
-		cost, ok := es.Complexity(ctx, typeName, f.Name, 0, f.ArgumentMap(oc.Variables))
+		args := f.ArgumentMap(oc.Variables)
+		cost, described, ok := describedRootCost(f.Name, args)
+		if ok {
+			key = described
+		} else {
+			cost, ok = es.Complexity(ctx, typeName, f.Name, 0, args)
+		}
 		if !ok {
 			continue // no upstream call (rateLimit is usually free), or arguments that fail
 		}
@@ -93,16 +99,6 @@ func rootCalls(key *string) ComplexityRoot {
 		return 0
 	}
 	c.Query.Chat = func(_ int, id string) int { return lookupCalls(key, "chat", id) }
-	c.Query.Import = func(_ int, id string) int { return lookupCalls(key, "import", id) }
-	c.Query.Imports = func(_ int, first *int, after *string, last *int, before *string, status *string, typ *string) int {
-		f := importFilter(status, typ)
-		req, err := planner.ParseImports(f, pageArgs(first, after, last, before))
-		if err != nil {
-			return 0
-		}
-		*key = fmt.Sprintf("imports %+v", req)
-		return req.Calls(0, restclient.ImportsMaxPerPage)
-	}
 	c.Mutation.SendChatMessage = func(_ int, in model.SendChatMessageInput) int {
 		return validIDs(in.ChatID) * validTitle(in.Content)
 	}

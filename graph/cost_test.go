@@ -83,6 +83,12 @@ func TestRootFieldCost(t *testing.T) {
 		{"chat with a non-UUID id", "chat", map[string]any{"id": "chat-1"}, 0},
 		{"import", "import", map[string]any{"id": validID}, 1},
 		{"import with a non-UUID id", "import", map[string]any{"id": ""}, 0},
+		// A described list (imports): its pages, by its description.
+		{"imports without arguments", "imports", map[string]any{}, 1},
+		{"imports first 100", "imports", map[string]any{"first": int64(100)}, 1},
+		{"imports first 100 after offset 50", "imports", map[string]any{"first": int64(100), "after": paging.EncodeCursor("imports?status=&type=", 50)}, 1},
+		{"imports of a status Sure has not", "imports", map[string]any{"status": "done"}, 0},
+		{"imports first 101", "imports", map[string]any{"first": int64(101)}, 0},
 		// node: at least the one lookup of a known id; nodes: at least one
 		// when any id is valid (categories may share one page).
 		{"node", "node", map[string]any{"id": validID}, 1},
@@ -120,6 +126,9 @@ func rootFieldCost(field string, args map[string]any) int {
 	typeName := "Query"
 	if field == "createChat" || field == "updateChat" {
 		typeName = "Mutation"
+	}
+	if cost, _, ok := describedRootCost(field, args); ok {
+		return cost // a described resource's field, as RootCost counts it
 	}
 	var key string
 	es := NewExecutableSchema(Config{Complexity: rootCalls(&key)})

@@ -41,6 +41,33 @@ type DirectiveRoot struct {
 }
 
 type ComplexityRoot struct {
+	Account struct {
+		AccountType     func(childComplexity int) int
+		Balance         func(childComplexity int) int
+		CashBalance     func(childComplexity int) int
+		Classification  func(childComplexity int) int
+		CreatedAt       func(childComplexity int) int
+		Currency        func(childComplexity int) int
+		ID              func(childComplexity int) int
+		InstitutionName func(childComplexity int) int
+		Name            func(childComplexity int) int
+		Status          func(childComplexity int) int
+		Subtype         func(childComplexity int) int
+		UpdatedAt       func(childComplexity int) int
+	}
+
+	AccountConnection struct {
+		Edges      func(childComplexity int) int
+		Nodes      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	AccountEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	Category struct {
 		Classification     func(childComplexity int) int
 		Color              func(childComplexity int) int
@@ -190,6 +217,12 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	Money struct {
+		Currency   func(childComplexity int) int
+		Formatted  func(childComplexity int) int
+		MinorUnits func(childComplexity int) int
+	}
+
 	Mutation struct {
 		CreateCategory  func(childComplexity int, input model.CreateCategoryInput) int
 		CreateChat      func(childComplexity int, input model.CreateChatInput) int
@@ -206,6 +239,8 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
+		Account    func(childComplexity int, id string) int
+		Accounts   func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Categories func(childComplexity int, first *int, after *string, last *int, before *string, classification *model.CategoryClassification, rootsOnly *bool, parentID *string) int
 		Category   func(childComplexity int, id string) int
 		Chat       func(childComplexity int, id string) int
@@ -289,11 +324,13 @@ type QueryResolver interface {
 	Category(ctx context.Context, id string) (*model.Category, error)
 	Chats(ctx context.Context, first *int, after *string, last *int, before *string) (*model.ChatConnection, error)
 	Chat(ctx context.Context, id string) (*model.Chat, error)
-	Import(ctx context.Context, id string) (*model.Import, error)
-	Imports(ctx context.Context, first *int, after *string, last *int, before *string, status *string, typeArg *string) (*model.ImportConnection, error)
 	Node(ctx context.Context, id string) (model.Node, error)
 	Nodes(ctx context.Context, ids []string) ([]model.Node, error)
 	RateLimit(ctx context.Context) (*model.RateLimit, error)
+	Accounts(ctx context.Context, first *int, after *string, last *int, before *string) (*model.AccountConnection, error)
+	Account(ctx context.Context, id string) (*model.Account, error)
+	Import(ctx context.Context, id string) (*model.Import, error)
+	Imports(ctx context.Context, first *int, after *string, last *int, before *string, status *string, typeArg *string) (*model.ImportConnection, error)
 }
 type SubscriptionResolver interface {
 	ChatMessageAdded(ctx context.Context, chatID string) (<-chan *model.Message, error)
@@ -317,6 +354,117 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 	ec := newExecutionContext(nil, e, nil)
 	_ = ec
 	switch typeName + "." + field {
+
+	case "Account.accountType":
+		if e.ComplexityRoot.Account.AccountType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Account.AccountType(childComplexity), true
+	case "Account.balance":
+		if e.ComplexityRoot.Account.Balance == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Account.Balance(childComplexity), true
+	case "Account.cashBalance":
+		if e.ComplexityRoot.Account.CashBalance == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Account.CashBalance(childComplexity), true
+	case "Account.classification":
+		if e.ComplexityRoot.Account.Classification == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Account.Classification(childComplexity), true
+	case "Account.createdAt":
+		if e.ComplexityRoot.Account.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Account.CreatedAt(childComplexity), true
+	case "Account.currency":
+		if e.ComplexityRoot.Account.Currency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Account.Currency(childComplexity), true
+	case "Account.id":
+		if e.ComplexityRoot.Account.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Account.ID(childComplexity), true
+	case "Account.institutionName":
+		if e.ComplexityRoot.Account.InstitutionName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Account.InstitutionName(childComplexity), true
+	case "Account.name":
+		if e.ComplexityRoot.Account.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Account.Name(childComplexity), true
+	case "Account.status":
+		if e.ComplexityRoot.Account.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Account.Status(childComplexity), true
+	case "Account.subtype":
+		if e.ComplexityRoot.Account.Subtype == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Account.Subtype(childComplexity), true
+	case "Account.updatedAt":
+		if e.ComplexityRoot.Account.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Account.UpdatedAt(childComplexity), true
+
+	case "AccountConnection.edges":
+		if e.ComplexityRoot.AccountConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AccountConnection.Edges(childComplexity), true
+	case "AccountConnection.nodes":
+		if e.ComplexityRoot.AccountConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AccountConnection.Nodes(childComplexity), true
+	case "AccountConnection.pageInfo":
+		if e.ComplexityRoot.AccountConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AccountConnection.PageInfo(childComplexity), true
+	case "AccountConnection.totalCount":
+		if e.ComplexityRoot.AccountConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AccountConnection.TotalCount(childComplexity), true
+
+	case "AccountEdge.cursor":
+		if e.ComplexityRoot.AccountEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AccountEdge.Cursor(childComplexity), true
+	case "AccountEdge.node":
+		if e.ComplexityRoot.AccountEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AccountEdge.Node(childComplexity), true
 
 	case "Category.classification":
 		if e.ComplexityRoot.Category.Classification == nil {
@@ -916,6 +1064,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.MessageEdge.Node(childComplexity), true
 
+	case "Money.currency":
+		if e.ComplexityRoot.Money.Currency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Money.Currency(childComplexity), true
+	case "Money.formatted":
+		if e.ComplexityRoot.Money.Formatted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Money.Formatted(childComplexity), true
+	case "Money.minorUnits":
+		if e.ComplexityRoot.Money.MinorUnits == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Money.MinorUnits(childComplexity), true
+
 	case "Mutation.createCategory":
 		if e.ComplexityRoot.Mutation.CreateCategory == nil {
 			break
@@ -997,6 +1164,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PageInfo.StartCursor(childComplexity), true
 
+	case "Query.account":
+		if e.ComplexityRoot.Query.Account == nil {
+			break
+		}
+
+		args, err := ec.field_Query_account_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Account(childComplexity, args["id"].(string)), true
+	case "Query.accounts":
+		if e.ComplexityRoot.Query.Accounts == nil {
+			break
+		}
+
+		args, err := ec.field_Query_accounts_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Accounts(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.categories":
 		if e.ComplexityRoot.Query.Categories == nil {
 			break
@@ -1416,31 +1605,6 @@ type Query {
   "One chat with its messages; ` + "`" + `null` + "`" + ` with a ` + "`" + `NOT_FOUND` + "`" + ` error when the caller has no such chat."
   chat("The chat's UUID." id: ID!): Chat
 
-  "One import by id; ` + "`" + `null` + "`" + ` with a ` + "`" + `NOT_FOUND` + "`" + ` error when the family has no such import."
-  import("The import's UUID." id: ID!): Import
-
-  """
-  The family's imports, newest first, as a Relay connection (Sure v0.6.7 and later; against
-  an older server the field is ` + "`" + `null` + "`" + ` with an ` + "`" + `UNSUPPORTED_BY_UPSTREAM` + "`" + ` error).
-  Page with ` + "`" + `first` + "`" + `/` + "`" + `after` + "`" + ` or ` + "`" + `last` + "`" + `/` + "`" + `before` + "`" + ` (at most 100; default: first 25).
-  An import of the list carries what the list sends; its ` + "`" + `configuration` + "`" + `, and its ` + "`" + `stats` + "`" + `
-  beyond ` + "`" + `rowsCount` + "`" + `, cost one lookup each (planned together).
-  """
-  imports(
-    "Number of imports from the start of the window (0..100)."
-    first: Int
-    "Cursor from a previous page of this list (and filters)."
-    after: String
-    "Number of imports from the end of the window (0..100)."
-    last: Int
-    "Cursor from a previous page of this list (and filters)."
-    before: String
-    "Only imports in this state, e.g. ` + "`" + `complete` + "`" + `."
-    status: String
-    "Only imports of this kind, e.g. ` + "`" + `TransactionImport` + "`" + `."
-    type: String
-  ): ImportConnection
-
   """
   Any object by its id (Relay's Global Object Identification): a ` + "`" + `Category` + "`" + `, ` + "`" + `Chat` + "`" + ` or
   ` + "`" + `Import` + "`" + `, or ` + "`" + `null` + "`" + ` when the caller has none with this id. The ids are Sure's UUIDs,
@@ -1500,12 +1664,6 @@ type Subscription {
   ` + "`" + `id` + "`" + `. An unknown chat is a ` + "`" + `NOT_FOUND` + "`" + ` error that ends the subscription.
   """
   chatMessageAdded("The chat's UUID." chatId: ID!): Message!
-  """
-  The import at the start, then again whenever its ` + "`" + `status` + "`" + ` or ` + "`" + `statusDetail` + "`" + `
-  changes; the subscription completes once the import is terminal (` + "`" + `complete` + "`" + `,
-  ` + "`" + `failed` + "`" + ` or ` + "`" + `revert_failed` + "`" + `). An unknown import is a ` + "`" + `NOT_FOUND` + "`" + ` error.
-  """
-  importUpdated("The import's UUID." id: ID!): Import!
 }
 
 """
@@ -1675,87 +1833,6 @@ type ToolCall {
   functionResult: JSON
   "When the call was made."
   createdAt: DateTime!
-}
-
-"A bulk import of transactions (or accounts, trades, categories, rules…) from a file."
-type Import implements Node {
-  "The import's UUID."
-  id: ID!
-  "The import kind, e.g. ` + "`" + `TransactionImport` + "`" + `, ` + "`" + `TradeImport` + "`" + `, ` + "`" + `AccountImport` + "`" + `, ` + "`" + `MintImport` + "`" + ` (an open set)."
-  type: String!
-  "The state: ` + "`" + `pending` + "`" + `, ` + "`" + `importing` + "`" + `, ` + "`" + `complete` + "`" + `, ` + "`" + `failed` + "`" + `, ` + "`" + `reverting` + "`" + ` or ` + "`" + `revert_failed` + "`" + `."
-  status: String!
-  "The account the rows go to, if one was chosen."
-  accountId: ID
-  "Why the import failed, or ` + "`" + `null` + "`" + `."
-  error: String
-  """
-  How the file's columns map to fields. On an import of the ` + "`" + `imports` + "`" + ` list it costs one
-  lookup (the list does not send it).
-  """
-  configuration: ImportConfiguration
-  "Row counts. On an import of the ` + "`" + `imports` + "`" + ` list, anything but ` + "`" + `rowsCount` + "`" + ` costs one lookup."
-  stats: ImportStats
-  "Where the import stands (Sure v0.7.1 and later); ` + "`" + `null` + "`" + ` when the server does not send it."
-  statusDetail: ImportStatusDetail
-  "When the import was created."
-  createdAt: DateTime!
-  "When the import was last changed."
-  updatedAt: DateTime!
-}
-
-"How an import reads its file; every field is ` + "`" + `null` + "`" + ` until set."
-type ImportConfiguration {
-  "Header of the date column."
-  dateColLabel: String
-  "Header of the amount column."
-  amountColLabel: String
-  "Header of the name (payee) column."
-  nameColLabel: String
-  "Header of the category column."
-  categoryColLabel: String
-  "Header of the tags column."
-  tagsColLabel: String
-  "Header of the notes column."
-  notesColLabel: String
-  "Header of the account column."
-  accountColLabel: String
-  "The date format, e.g. ` + "`" + `%Y-%m-%d` + "`" + `."
-  dateFormat: String
-  "The number format: ` + "`" + `1,234.56` + "`" + `, ` + "`" + `1.234,56` + "`" + `, ` + "`" + `1 234,56` + "`" + ` or ` + "`" + `1,234` + "`" + `."
-  numberFormat: String
-  "` + "`" + `inflows_positive` + "`" + ` or ` + "`" + `inflows_negative` + "`" + `."
-  signageConvention: String
-}
-
-"Row counts of an import. A count the Sure server does not send (older versions) is ` + "`" + `null` + "`" + `."
-type ImportStats {
-  "Rows in the file."
-  rowsCount: Int!
-  "Rows that passed validation, once known."
-  validRowsCount: Int
-  "Rows that failed validation (Sure v0.7.1 and later)."
-  invalidRowsCount: Int
-  "Values mapped to the family's records, e.g. categories (Sure v0.7.1 and later)."
-  mappingsCount: Int
-  "Values not mapped yet (Sure v0.7.1 and later)."
-  unassignedMappingsCount: Int
-}
-
-"Where an import stands. Each flag is ` + "`" + `null` + "`" + ` when the Sure server did not send it."
-type ImportStatusDetail {
-  "The file was uploaded."
-  uploaded: Boolean
-  "Its columns are mapped."
-  configured: Boolean
-  "It ended (complete, failed or revert failed)."
-  terminal: Boolean
-  "No row is invalid."
-  cleaned: Boolean
-  "It can be published (imported) now."
-  publishable: Boolean
-  "It can be reverted."
-  revertable: Boolean
 }
 
 "Input of ` + "`" + `createChat` + "`" + `."
@@ -1962,6 +2039,217 @@ type MessageConnection {
   totalCount: Int!
 }
 
+"A message with its cursor."
+type MessageEdge {
+  "Opaque position of this message in its chat."
+  cursor: String!
+  "The message."
+  node: Message!
+}
+`, BuiltIn: false},
+	{Name: "../schema/accounts.graphqls", Input: `# Sure's accounts (GET /accounts, v0.6.0; GET /accounts/{id}, v0.6.7): the
+# second resource served by the resource layer (restclient/resource's
+# Accounts). A 0.6 server without the show is answered from the list.
+
+extend type Query {
+  """
+  The family's accounts, by name, as a Relay connection. Page with ` + "`" + `first` + "`" + `/` + "`" + `after` + "`" + ` or
+  ` + "`" + `last` + "`" + `/` + "`" + `before` + "`" + ` (at most 100; default: first 25).
+  """
+  accounts(
+    "Number of accounts from the start of the window (0..100)."
+    first: Int
+    "Cursor from a previous page of this list."
+    after: String
+    "Number of accounts from the end of the window (0..100)."
+    last: Int
+    "Cursor from a previous page of this list."
+    before: String
+  ): AccountConnection
+
+  """
+  One account by id; ` + "`" + `null` + "`" + ` with a ` + "`" + `NOT_FOUND` + "`" + ` error when the family has no such account.
+  Against a Sure older than v0.6.7 (no show) it is found in the accounts list.
+  """
+  account("The account's UUID." id: ID!): Account
+}
+
+"Whether an account is something owned or owed."
+enum AccountClassification {
+  "Something owned (cash, investments, property…)."
+  ASSET
+  "Something owed (a credit card, a loan…)."
+  LIABILITY
+}
+
+"A financial account of the family."
+type Account implements Node {
+  "The account's UUID."
+  id: ID!
+  "The account's name."
+  name: String!
+  "The balance, in the account's currency."
+  balance: Money!
+  "The cash part of the balance (an investment's uninvested cash; 0 for loans and property); ` + "`" + `null` + "`" + ` when the server does not send it (before v0.6.7)."
+  cashBalance: Money
+  "ISO 4217 code of the account's currency."
+  currency: String!
+  "Asset or liability."
+  classification: AccountClassification
+  "Sure's accountable type in snake_case, e.g. ` + "`" + `depository` + "`" + `, ` + "`" + `credit_card` + "`" + `, ` + "`" + `investment` + "`" + `, ` + "`" + `loan` + "`" + `, ` + "`" + `property` + "`" + `."
+  accountType: String
+  "The kind within the type, e.g. ` + "`" + `checking` + "`" + `, ` + "`" + `savings` + "`" + `, ` + "`" + `brokerage` + "`" + `, ` + "`" + `mortgage` + "`" + `."
+  subtype: String
+  "` + "`" + `active` + "`" + `, ` + "`" + `draft` + "`" + `, ` + "`" + `disabled` + "`" + ` or ` + "`" + `pending_deletion` + "`" + `."
+  status: String
+  "The institution holding it, when known."
+  institutionName: String
+  "When the account was created (` + "`" + `null` + "`" + ` before v0.6.7)."
+  createdAt: DateTime
+  "When the account was last changed (` + "`" + `null` + "`" + ` before v0.6.7)."
+  updatedAt: DateTime
+}
+
+"A page of accounts."
+type AccountConnection {
+  "The accounts with their cursors."
+  edges: [AccountEdge!]!
+  "The accounts, without cursors."
+  nodes: [Account!]!
+  "Where this page sits in the list."
+  pageInfo: PageInfo!
+  "How many accounts the family has."
+  totalCount: Int!
+}
+
+"An account with its cursor."
+type AccountEdge {
+  "Opaque position of this account in the list."
+  cursor: String!
+  "The account."
+  node: Account!
+}
+`, BuiltIn: false},
+	{Name: "../schema/imports.graphqls", Input: `# Sure's bulk imports (GET /imports, v0.6.7; GET /imports/{id}): the first
+# resource served by the resource layer (restclient/resource's Imports).
+
+extend type Query {
+  "One import by id; ` + "`" + `null` + "`" + ` with a ` + "`" + `NOT_FOUND` + "`" + ` error when the family has no such import."
+  import("The import's UUID." id: ID!): Import
+
+  """
+  The family's imports, newest first, as a Relay connection (Sure v0.6.7 and later; against
+  an older server the field is ` + "`" + `null` + "`" + ` with an ` + "`" + `UNSUPPORTED_BY_UPSTREAM` + "`" + ` error).
+  Page with ` + "`" + `first` + "`" + `/` + "`" + `after` + "`" + ` or ` + "`" + `last` + "`" + `/` + "`" + `before` + "`" + ` (at most 100; default: first 25).
+  An import of the list carries what the list sends; its ` + "`" + `configuration` + "`" + `, and its ` + "`" + `stats` + "`" + `
+  beyond ` + "`" + `rowsCount` + "`" + `, cost one lookup each (planned together).
+  """
+  imports(
+    "Number of imports from the start of the window (0..100)."
+    first: Int
+    "Cursor from a previous page of this list (and filters)."
+    after: String
+    "Number of imports from the end of the window (0..100)."
+    last: Int
+    "Cursor from a previous page of this list (and filters)."
+    before: String
+    "Only imports in this state, e.g. ` + "`" + `complete` + "`" + `."
+    status: String
+    "Only imports of this kind, e.g. ` + "`" + `TransactionImport` + "`" + `."
+    type: String
+  ): ImportConnection
+}
+
+extend type Subscription {
+  """
+  The import at the start, then again whenever its ` + "`" + `status` + "`" + ` or ` + "`" + `statusDetail` + "`" + `
+  changes; the subscription completes once the import is terminal (` + "`" + `complete` + "`" + `,
+  ` + "`" + `failed` + "`" + ` or ` + "`" + `revert_failed` + "`" + `). An unknown import is a ` + "`" + `NOT_FOUND` + "`" + ` error.
+  """
+  importUpdated("The import's UUID." id: ID!): Import!
+}
+
+"A bulk import of transactions (or accounts, trades, categories, rules…) from a file."
+type Import implements Node {
+  "The import's UUID."
+  id: ID!
+  "The import kind, e.g. ` + "`" + `TransactionImport` + "`" + `, ` + "`" + `TradeImport` + "`" + `, ` + "`" + `AccountImport` + "`" + `, ` + "`" + `MintImport` + "`" + ` (an open set)."
+  type: String!
+  "The state: ` + "`" + `pending` + "`" + `, ` + "`" + `importing` + "`" + `, ` + "`" + `complete` + "`" + `, ` + "`" + `failed` + "`" + `, ` + "`" + `reverting` + "`" + ` or ` + "`" + `revert_failed` + "`" + `."
+  status: String!
+  "The account the rows go to, if one was chosen."
+  accountId: ID
+  "Why the import failed, or ` + "`" + `null` + "`" + `."
+  error: String
+  """
+  How the file's columns map to fields. On an import of the ` + "`" + `imports` + "`" + ` list it costs one
+  lookup (the list does not send it).
+  """
+  configuration: ImportConfiguration
+  "Row counts. On an import of the ` + "`" + `imports` + "`" + ` list, anything but ` + "`" + `rowsCount` + "`" + ` costs one lookup."
+  stats: ImportStats
+  "Where the import stands (Sure v0.7.1 and later); ` + "`" + `null` + "`" + ` when the server does not send it."
+  statusDetail: ImportStatusDetail
+  "When the import was created."
+  createdAt: DateTime!
+  "When the import was last changed."
+  updatedAt: DateTime!
+}
+
+"How an import reads its file; every field is ` + "`" + `null` + "`" + ` until set."
+type ImportConfiguration {
+  "Header of the date column."
+  dateColLabel: String
+  "Header of the amount column."
+  amountColLabel: String
+  "Header of the name (payee) column."
+  nameColLabel: String
+  "Header of the category column."
+  categoryColLabel: String
+  "Header of the tags column."
+  tagsColLabel: String
+  "Header of the notes column."
+  notesColLabel: String
+  "Header of the account column."
+  accountColLabel: String
+  "The date format, e.g. ` + "`" + `%Y-%m-%d` + "`" + `."
+  dateFormat: String
+  "The number format: ` + "`" + `1,234.56` + "`" + `, ` + "`" + `1.234,56` + "`" + `, ` + "`" + `1 234,56` + "`" + ` or ` + "`" + `1,234` + "`" + `."
+  numberFormat: String
+  "` + "`" + `inflows_positive` + "`" + ` or ` + "`" + `inflows_negative` + "`" + `."
+  signageConvention: String
+}
+
+"Row counts of an import. A count the Sure server does not send (older versions) is ` + "`" + `null` + "`" + `."
+type ImportStats {
+  "Rows in the file."
+  rowsCount: Int!
+  "Rows that passed validation, once known."
+  validRowsCount: Int
+  "Rows that failed validation (Sure v0.7.1 and later)."
+  invalidRowsCount: Int
+  "Values mapped to the family's records, e.g. categories (Sure v0.7.1 and later)."
+  mappingsCount: Int
+  "Values not mapped yet (Sure v0.7.1 and later)."
+  unassignedMappingsCount: Int
+}
+
+"Where an import stands. Each flag is ` + "`" + `null` + "`" + ` when the Sure server did not send it."
+type ImportStatusDetail {
+  "The file was uploaded."
+  uploaded: Boolean
+  "Its columns are mapped."
+  configured: Boolean
+  "It ended (complete, failed or revert failed)."
+  terminal: Boolean
+  "No row is invalid."
+  cleaned: Boolean
+  "It can be published (imported) now."
+  publishable: Boolean
+  "It can be reverted."
+  revertable: Boolean
+}
+
 "A page of imports."
 type ImportConnection {
   "The imports with their cursors."
@@ -1981,13 +2269,21 @@ type ImportEdge {
   "The import."
   node: Import!
 }
+`, BuiltIn: false},
+	{Name: "../schema/money.graphqls", Input: `# Money, as every money resource of Sure sends it (the money graph,
+# ../shared/MONEY.graphqls).
 
-"A message with its cursor."
-type MessageEdge {
-  "Opaque position of this message in its chat."
-  cursor: String!
-  "The message."
-  node: Message!
+"An integer in ±(2^53−1), sent as a JSON number (the ` + "`" + `SafeInt` + "`" + ` of graphql-scalars): minor units of money outgrow GraphQL's 32-bit Int."
+scalar SafeInt
+
+"An amount of money as Sure sent it."
+type Money {
+  "As Sure formats it, e.g. ` + "`" + `$1,234.56` + "`" + ` or ` + "`" + `-€12.00` + "`" + `."
+  formatted: String!
+  "The same amount in the currency's minor units (e.g. 123456 for $1,234.56), with the sign of ` + "`" + `formatted` + "`" + `; null when the upstream sent none."
+  minorUnits: SafeInt
+  "ISO 4217 code, e.g. ` + "`" + `USD` + "`" + `."
+  currency: String!
 }
 `, BuiltIn: false},
 }
@@ -1996,6 +2292,60 @@ var parsedSchema = gqlparser.MustLoadSchema(sources...)
 // childFields_* functions provide shared child field context lookups.
 // Each function is generated once per unique object type, deduplicating the
 // switch statements that were previously inlined in every fieldContext_* function.
+
+func (ec *executionContext) childFields_Account(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Account_id(ctx, field)
+	case "name":
+		return ec.fieldContext_Account_name(ctx, field)
+	case "balance":
+		return ec.fieldContext_Account_balance(ctx, field)
+	case "cashBalance":
+		return ec.fieldContext_Account_cashBalance(ctx, field)
+	case "currency":
+		return ec.fieldContext_Account_currency(ctx, field)
+	case "classification":
+		return ec.fieldContext_Account_classification(ctx, field)
+	case "accountType":
+		return ec.fieldContext_Account_accountType(ctx, field)
+	case "subtype":
+		return ec.fieldContext_Account_subtype(ctx, field)
+	case "status":
+		return ec.fieldContext_Account_status(ctx, field)
+	case "institutionName":
+		return ec.fieldContext_Account_institutionName(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Account_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_Account_updatedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Account", field.Name)
+}
+
+func (ec *executionContext) childFields_AccountConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_AccountConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_AccountConnection_nodes(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_AccountConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_AccountConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AccountConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_AccountEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_AccountEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_AccountEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AccountEdge", field.Name)
+}
 
 func (ec *executionContext) childFields_Category(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
@@ -2293,6 +2643,18 @@ func (ec *executionContext) childFields_MessageEdge(ctx context.Context, field g
 		return ec.fieldContext_MessageEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type MessageEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_Money(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "formatted":
+		return ec.fieldContext_Money_formatted(ctx, field)
+	case "minorUnits":
+		return ec.fieldContext_Money_minorUnits(ctx, field)
+	case "currency":
+		return ec.fieldContext_Money_currency(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Money", field.Name)
 }
 
 func (ec *executionContext) childFields_PageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2657,6 +3019,58 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_account_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_accounts_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_categories_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2968,6 +3382,474 @@ func (ec *executionContext) field___Type_fields_args(ctx context.Context, rawArg
 // endregion ***************************** args.gotpl *****************************
 
 // region    **************************** field.gotpl *****************************
+
+func (ec *executionContext) _Account_id(ctx context.Context, field graphql.CollectedField, obj *model.Account) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Account_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Account_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Account", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Account_name(ctx context.Context, field graphql.CollectedField, obj *model.Account) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Account_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Account_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Account", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Account_balance(ctx context.Context, field graphql.CollectedField, obj *model.Account) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Account_balance(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Balance, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
+			return ec.marshalNMoney2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Account_balance(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Account",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Money(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Account_cashBalance(ctx context.Context, field graphql.CollectedField, obj *model.Account) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Account_cashBalance(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CashBalance, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
+			return ec.marshalOMoney2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐMoney(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Account_cashBalance(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Account",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Money(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Account_currency(ctx context.Context, field graphql.CollectedField, obj *model.Account) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Account_currency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Currency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Account_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Account", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Account_classification(ctx context.Context, field graphql.CollectedField, obj *model.Account) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Account_classification(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Classification, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AccountClassification) graphql.Marshaler {
+			return ec.marshalOAccountClassification2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐAccountClassification(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Account_classification(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Account", field, false, false, errors.New("field of type AccountClassification does not have child fields"))
+}
+
+func (ec *executionContext) _Account_accountType(ctx context.Context, field graphql.CollectedField, obj *model.Account) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Account_accountType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AccountType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Account_accountType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Account", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Account_subtype(ctx context.Context, field graphql.CollectedField, obj *model.Account) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Account_subtype(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Subtype, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Account_subtype(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Account", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Account_status(ctx context.Context, field graphql.CollectedField, obj *model.Account) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Account_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Account_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Account", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Account_institutionName(ctx context.Context, field graphql.CollectedField, obj *model.Account) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Account_institutionName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.InstitutionName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Account_institutionName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Account", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Account_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Account) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Account_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalODateTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Account_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Account", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _Account_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.Account) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Account_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalODateTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Account_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Account", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _AccountConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.AccountConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AccountConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.AccountEdge) graphql.Marshaler {
+			return ec.marshalNAccountEdge2ᚕᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐAccountEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AccountConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AccountConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AccountEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AccountConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.AccountConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AccountConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Account) graphql.Marshaler {
+			return ec.marshalNAccount2ᚕᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐAccountᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AccountConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AccountConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Account(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AccountConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.AccountConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AccountConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AccountConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AccountConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AccountConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.AccountConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AccountConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AccountConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AccountConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _AccountEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.AccountEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AccountEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AccountEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AccountEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AccountEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.AccountEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AccountEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Account) graphql.Marshaler {
+			return ec.marshalNAccount2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐAccount(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AccountEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AccountEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Account(ctx, field)
+		},
+	}
+	return fc, nil
+}
 
 func (ec *executionContext) _Category_id(ctx context.Context, field graphql.CollectedField, obj *model.Category) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
@@ -5430,6 +6312,75 @@ func (ec *executionContext) fieldContext_MessageEdge_node(_ context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _Money_formatted(ctx context.Context, field graphql.CollectedField, obj *model.Money) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Money_formatted(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Formatted, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Money_formatted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Money", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Money_minorUnits(ctx context.Context, field graphql.CollectedField, obj *model.Money) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Money_minorUnits(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MinorUnits, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalOSafeInt2ᚖint64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Money_minorUnits(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Money", field, false, false, errors.New("field of type SafeInt does not have child fields"))
+}
+
+func (ec *executionContext) _Money_currency(ctx context.Context, field graphql.CollectedField, obj *model.Money) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Money_currency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Currency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Money_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Money", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Mutation_createChat(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5918,94 +6869,6 @@ func (ec *executionContext) fieldContext_Query_chat(ctx context.Context, field g
 	return fc, nil
 }
 
-func (ec *executionContext) _Query_import(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Query_import(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Import(ctx, fc.Args["id"].(string))
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.Import) graphql.Marshaler {
-			return ec.marshalOImport2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐImport(ctx, selections, v)
-		},
-		true,
-		false,
-	)
-}
-func (ec *executionContext) fieldContext_Query_import(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
-		Object:     "Query",
-		Field:      field,
-		IsMethod:   true,
-		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Import(ctx, field)
-		},
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			err = ec.Recover(ctx, r)
-			ec.Error(ctx, err)
-		}
-	}()
-	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Query_import_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
-		ec.Error(ctx, err)
-		return fc, err
-	}
-	return fc, nil
-}
-
-func (ec *executionContext) _Query_imports(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Query_imports(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Imports(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["status"].(*string), fc.Args["type"].(*string))
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.ImportConnection) graphql.Marshaler {
-			return ec.marshalOImportConnection2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐImportConnection(ctx, selections, v)
-		},
-		true,
-		false,
-	)
-}
-func (ec *executionContext) fieldContext_Query_imports(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
-		Object:     "Query",
-		Field:      field,
-		IsMethod:   true,
-		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_ImportConnection(ctx, field)
-		},
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			err = ec.Recover(ctx, r)
-			ec.Error(ctx, err)
-		}
-	}()
-	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Query_imports_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
-		ec.Error(ctx, err)
-		return fc, err
-	}
-	return fc, nil
-}
-
 func (ec *executionContext) _Query_node(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6122,6 +6985,182 @@ func (ec *executionContext) fieldContext_Query_rateLimit(_ context.Context, fiel
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_RateLimit(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_accounts(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_accounts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Accounts(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AccountConnection) graphql.Marshaler {
+			return ec.marshalOAccountConnection2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐAccountConnection(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_accounts(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AccountConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_accounts_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_account(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_account(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Account(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Account) graphql.Marshaler {
+			return ec.marshalOAccount2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐAccount(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_account(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Account(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_account_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_import(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_import(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Import(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Import) graphql.Marshaler {
+			return ec.marshalOImport2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐImport(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_import(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Import(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_import_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_imports(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_imports(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Imports(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["status"].(*string), fc.Args["type"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ImportConnection) graphql.Marshaler {
+			return ec.marshalOImportConnection2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐImportConnection(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_imports(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ImportConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_imports_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -8138,6 +9177,13 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._Category(ctx, sel, obj)
+	case model.Account:
+		return ec._Account(ctx, sel, &obj)
+	case *model.Account:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Account(ctx, sel, obj)
 	default:
 		if typedObj, ok := obj.(graphql.Marshaler); ok {
 			return typedObj
@@ -8150,6 +9196,195 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 // endregion ************************** interface.gotpl ***************************
 
 // region    **************************** object.gotpl ****************************
+
+var accountImplementors = []string{"Account", "Node"}
+
+func (ec *executionContext) _Account(ctx context.Context, sel ast.SelectionSet, obj *model.Account) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, accountImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Account")
+		case "id":
+			out.Values[i] = ec._Account_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._Account_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "balance":
+			out.Values[i] = ec._Account_balance(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cashBalance":
+			out.Values[i] = ec._Account_cashBalance(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "currency":
+			out.Values[i] = ec._Account_currency(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "classification":
+			out.Values[i] = ec._Account_classification(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "accountType":
+			out.Values[i] = ec._Account_accountType(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "subtype":
+			out.Values[i] = ec._Account_subtype(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._Account_status(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "institutionName":
+			out.Values[i] = ec._Account_institutionName(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._Account_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "updatedAt":
+			out.Values[i] = ec._Account_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var accountConnectionImplementors = []string{"AccountConnection"}
+
+func (ec *executionContext) _AccountConnection(ctx context.Context, sel ast.SelectionSet, obj *model.AccountConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, accountConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AccountConnection")
+		case "edges":
+			out.Values[i] = ec._AccountConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodes":
+			out.Values[i] = ec._AccountConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._AccountConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._AccountConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var accountEdgeImplementors = []string{"AccountEdge"}
+
+func (ec *executionContext) _AccountEdge(ctx context.Context, sel ast.SelectionSet, obj *model.AccountEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, accountEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AccountEdge")
+		case "cursor":
+			out.Values[i] = ec._AccountEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._AccountEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
 
 var categoryImplementors = []string{"Category", "Node"}
 
@@ -9484,6 +10719,54 @@ func (ec *executionContext) _MessageEdge(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var moneyImplementors = []string{"Money"}
+
+func (ec *executionContext) _Money(ctx context.Context, sel ast.SelectionSet, obj *model.Money) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, moneyImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Money")
+		case "formatted":
+			out.Values[i] = ec._Money_formatted(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "minorUnits":
+			out.Values[i] = ec._Money_minorUnits(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "currency":
+			out.Values[i] = ec._Money_currency(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var mutationImplementors = []string{"Mutation"}
 
 func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
@@ -9721,50 +11004,6 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
-		case "import":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_import(ctx, field)
-				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
-		case "imports":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Query_imports(ctx, field)
-				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			rrm := func(ctx context.Context) graphql.Marshaler {
-				return ec.OperationContext.RootResolverMiddleware(ctx,
-					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "node":
 			field := field
 
@@ -9819,6 +11058,94 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_rateLimit(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "accounts":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_accounts(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "account":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_account(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "import":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_import(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "imports":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_imports(ctx, field)
 				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -10550,6 +11877,58 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 
 // region    ***************************** type.gotpl *****************************
 
+func (ec *executionContext) marshalNAccount2ᚕᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐAccountᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Account) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAccount2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐAccount(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNAccount2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐAccount(ctx context.Context, sel ast.SelectionSet, v *model.Account) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Account(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNAccountEdge2ᚕᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐAccountEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.AccountEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAccountEdge2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐAccountEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNAccountEdge2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐAccountEdge(ctx context.Context, sel ast.SelectionSet, v *model.AccountEdge) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AccountEdge(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNBoolean2bool(ctx context.Context, v any) (bool, error) {
 	res, err := graphql.UnmarshalBoolean(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -10882,6 +12261,16 @@ func (ec *executionContext) marshalNMessageEdge2ᚖgithubᚗcomᚋsuregqlᚋsure
 	return ec._MessageEdge(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNMoney2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐMoney(ctx context.Context, sel ast.SelectionSet, v *model.Money) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Money(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNNode2ᚕgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐNode(ctx context.Context, sel ast.SelectionSet, v []model.Node) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -11120,6 +12509,36 @@ func (ec *executionContext) marshalN__TypeKind2string(ctx context.Context, sel a
 	return res
 }
 
+func (ec *executionContext) marshalOAccount2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐAccount(ctx context.Context, sel ast.SelectionSet, v *model.Account) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Account(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOAccountClassification2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐAccountClassification(ctx context.Context, v any) (*model.AccountClassification, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.AccountClassification)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOAccountClassification2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐAccountClassification(ctx context.Context, sel ast.SelectionSet, v *model.AccountClassification) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) marshalOAccountConnection2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐAccountConnection(ctx context.Context, sel ast.SelectionSet, v *model.AccountConnection) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._AccountConnection(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOBoolean2bool(ctx context.Context, v any) (bool, error) {
 	res, err := graphql.UnmarshalBoolean(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -11334,6 +12753,13 @@ func (ec *executionContext) marshalOMessageConnection2ᚖgithubᚗcomᚋsuregql�
 	return ec._MessageConnection(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOMoney2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐMoney(ctx context.Context, sel ast.SelectionSet, v *model.Money) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Money(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalONode2githubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐNode(ctx context.Context, sel ast.SelectionSet, v model.Node) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -11346,6 +12772,24 @@ func (ec *executionContext) marshalORateLimit2ᚖgithubᚗcomᚋsuregqlᚋsuregq
 		return graphql.Null
 	}
 	return ec._RateLimit(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOSafeInt2ᚖint64(ctx context.Context, v any) (*int64, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := model.UnmarshalSafeInt(v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOSafeInt2ᚖint64(ctx context.Context, sel ast.SelectionSet, v *int64) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := model.MarshalSafeInt(*v)
+	return res
 }
 
 func (ec *executionContext) marshalOSendChatMessagePayload2ᚖgithubᚗcomᚋsuregqlᚋsuregqlᚋgraphᚋmodelᚐSendChatMessagePayload(ctx context.Context, sel ast.SelectionSet, v *model.SendChatMessagePayload) graphql.Marshaler {

@@ -7,30 +7,26 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 
 	"github.com/suregql/suregql/graph/model"
-	"github.com/suregql/suregql/internal/planning/paging"
-	"github.com/suregql/suregql/internal/planning/planner"
 	"github.com/suregql/suregql/restclient"
 )
 
-// importConnection maps a window of the imports list.
-func importConnection(ctx context.Context, res paging.Result[*restclient.ImportSummary]) *model.ImportConnection {
-	w := newWindow(ctx, "ImportConnection", res, importFromSummary, func(cursor string, n *model.Import) *model.ImportEdge {
+// imports is Sure's imports on the resource layer (restclient.Imports):
+// Query.imports and Query.import, and node(id) of an Import. An import of
+// the list lacks its configuration, its stats but the row count and some
+// of its status detail: the hooks say when a selection reads those.
+var imports = describe(&described[restclient.ImportSummary, restclient.Import, model.Import, model.ImportEdge, model.ImportConnection]{
+	coll:     restclient.Imports,
+	fromList: importFromSummary,
+	fromShow: importFromREST,
+	edge: func(cursor string, n *model.Import) *model.ImportEdge {
 		return &model.ImportEdge{Cursor: cursor, Node: n}
-	})
-	return &model.ImportConnection{Nodes: w.nodes, Edges: w.edges, PageInfo: w.info, TotalCount: w.total}
-}
-
-// importFilter is the filter of Query.imports' arguments.
-func importFilter(status, typ *string) planner.ImportFilter {
-	var f planner.ImportFilter
-	if status != nil {
-		f.Status = *status
-	}
-	if typ != nil {
-		f.Type = *typ
-	}
-	return f
-}
+	},
+	conn: func(w window[*model.Import, *model.ImportEdge]) *model.ImportConnection {
+		return &model.ImportConnection{Nodes: w.nodes, Edges: w.edges, PageInfo: w.info, TotalCount: w.total}
+	},
+	lookup:      importLookupWanted,
+	listAnswers: importListAnswers,
+})
 
 // importLookupWanted returns what tells, for an import of the list,
 // whether the selection of the imports list reads what the list did not
@@ -107,11 +103,25 @@ func importShown(ctx context.Context, obj *model.Import) (*restclient.Import, er
 	if obj.Shown != nil {
 		return obj.Shown, nil
 	}
-	p, err := planner.For(ctx)
-	if err != nil {
-		return nil, err
+	return imports.shown(ctx, obj.ID)
+}
+
+// importListAnswers reports whether an import of the list answers a node
+// field's selection of an Import: neither its configuration, nor its
+// stats beyond the row count, nor its status detail (the list sends some
+// flags only).
+func importListAnswers(oc *graphql.OperationContext, fields []graphql.CollectedField) bool {
+	for _, f := range fields {
+		switch f.Name {
+		case "configuration", "statusDetail":
+			return false
+		case "stats":
+			if !wantsOnly(collect(oc, f, "ImportStats"), "rowsCount") {
+				return false
+			}
+		}
 	}
-	return p.Import(ctx, obj.ID)
+	return true
 }
 
 // createCategoryRequest checks createCategory's input locally: a blank

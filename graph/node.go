@@ -40,32 +40,25 @@ func nodeRequest(ctx context.Context, ids []string) planner.NodeRequest {
 // nodeAsk is what a node field with this selection asks of ids.
 func nodeAsk(oc *graphql.OperationContext, sel ast.SelectionSet, ids []string) planner.NodeAsk {
 	chat := graphql.CollectFields(oc, sel, []string{"Chat", "Node"})
-	imp := graphql.CollectFields(oc, sel, []string{"Import", "Node"})
 	return planner.NodeAsk{
 		IDs:       ids,
 		Chat:      chatWantOf(oc, chat, ""),
-		Summaries: summaryAnswers(oc, chat, imp),
+		Summaries: summaryAnswers(oc, sel, chat),
 	}
 }
 
-// summaryAnswers reports whether an element of the chat or import list
-// answers a node's selection: it reads no chat's messages, and of an
-// import neither the configuration, nor stats beyond the row count, nor
-// its status detail (the list sends some flags only).
-func summaryAnswers(oc *graphql.OperationContext, chat, imp []graphql.CollectedField) bool {
+// summaryAnswers reports whether an element of a list answers a node's
+// selection, whatever the kind it finds: it reads no chat's messages, and
+// of a described resource's object only what its list sends (its hook).
+func summaryAnswers(oc *graphql.OperationContext, sel ast.SelectionSet, chat []graphql.CollectedField) bool {
 	for _, f := range chat {
 		if f.Name == "messages" {
 			return false
 		}
 	}
-	for _, f := range imp {
-		switch f.Name {
-		case "configuration", "statusDetail":
+	for _, d := range describedResources {
+		if !d.answersFromList(oc, graphql.CollectFields(oc, sel, []string{d.typeName(), "Node"})) {
 			return false
-		case "stats":
-			if !wantsOnly(collect(oc, f, "ImportStats"), "rowsCount") {
-				return false
-			}
 		}
 	}
 	return true
@@ -127,12 +120,12 @@ func nodeFromObject(ctx context.Context, p *planner.Planner, obj planner.Object,
 		return categoryFromREST(obj.Category), nil
 	case obj.Chat != nil:
 		return chatFromShow(obj.Chat, p.MessagePage(obj.Chat)), nil
-	case obj.Import != nil:
-		return importFromREST(obj.Import), nil
 	case obj.ChatSummary != nil:
 		return chatFromSummary(obj.ChatSummary), nil
-	case obj.ImportSummary != nil:
-		return importFromSummary(obj.ImportSummary), nil
+	case obj.Spec != nil:
+		if d := describedResources[obj.Spec]; d != nil {
+			return d.node(obj), nil
+		}
 	}
 	return nil, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/suregql/suregql/graph/model"
 	"github.com/suregql/suregql/internal/planning/planner"
 	"github.com/suregql/suregql/restclient"
+	"github.com/suregql/suregql/restclient/resource"
 )
 
 // Parent is the resolver for the parent field.
@@ -22,7 +23,7 @@ func (r *categoryResolver) Parent(ctx context.Context, obj *model.Category) (*mo
 		return nil, nil
 	}
 	// The embedded {"id","name"} answers these two fields without a call.
-	if wantsOnly(graphql.CollectFieldsCtx(ctx, nil), "id", "name") {
+	if embedAnswers(resource.Categories, "parent", graphql.CollectFieldsCtx(ctx, nil)) {
 		return &model.Category{ID: obj.ParentID, Name: obj.ParentName}, nil
 	}
 	p, err := planner.For(ctx)
@@ -92,45 +93,6 @@ func (r *chatResolver) Messages(ctx context.Context, obj *model.Chat, first *int
 		return nil, err
 	}
 	return messageConnection(ctx, res), nil
-}
-
-// Configuration is the resolver for the configuration field.
-func (r *importResolver) Configuration(ctx context.Context, obj *model.Import) (*model.ImportConfiguration, error) {
-	imp, err := importShown(ctx, obj)
-	if err != nil {
-		return nil, err
-	}
-	return importConfigurationFromREST(imp.Configuration), nil
-}
-
-// Stats is the resolver for the stats field.
-func (r *importResolver) Stats(ctx context.Context, obj *model.Import) (*model.ImportStats, error) {
-	// The list sends the row count: enough when nothing else is read.
-	if obj.Shown == nil && obj.RowsCount != nil && wantsOnly(graphql.CollectFieldsCtx(ctx, nil), "rowsCount") {
-		return &model.ImportStats{RowsCount: *obj.RowsCount}, nil
-	}
-	imp, err := importShown(ctx, obj)
-	if err != nil {
-		return nil, err
-	}
-	return importStatsFromREST(imp.Stats), nil
-}
-
-// StatusDetail is the resolver for the statusDetail field.
-func (r *importResolver) StatusDetail(ctx context.Context, obj *model.Import) (*model.ImportStatusDetail, error) {
-	if obj.Shown != nil {
-		return statusDetailFromREST(obj.Shown.StatusDetail), nil
-	}
-	// The list sends some flags (v0.7.1: uploaded, configured, terminal):
-	// enough when they are what is read; else one lookup.
-	if obj.StatusDetail == nil || detailHolds(obj.StatusDetail, graphql.CollectFieldsCtx(ctx, nil)) {
-		return obj.StatusDetail, nil
-	}
-	imp, err := importShown(ctx, obj)
-	if err != nil {
-		return nil, err
-	}
-	return statusDetailFromREST(imp.StatusDetail), nil
 }
 
 // CreateChat is the resolver for the createChat field.
@@ -359,41 +321,6 @@ func (r *queryResolver) Chat(ctx context.Context, id string) (*model.Chat, error
 	return chatFromShow(c, p.MessagePage(c)), nil
 }
 
-// Import is the resolver for the import field.
-func (r *queryResolver) Import(ctx context.Context, id string) (*model.Import, error) {
-	id, err := canonicalID("id", id)
-	if err != nil {
-		return nil, err
-	}
-	p, err := planner.For(ctx)
-	if err != nil {
-		return nil, err
-	}
-	imp, err := p.Import(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	return importFromREST(imp), nil
-}
-
-// Imports is the resolver for the imports field.
-func (r *queryResolver) Imports(ctx context.Context, first *int, after *string, last *int, before *string, status *string, typeArg *string) (*model.ImportConnection, error) {
-	f := importFilter(status, typeArg)
-	req, err := planner.ParseImports(f, pageArgs(first, after, last, before))
-	if err != nil {
-		return nil, err
-	}
-	p, err := planner.For(ctx)
-	if err != nil {
-		return nil, err
-	}
-	res, err := p.Imports(ctx, f, req, importLookupWanted(ctx))
-	if err != nil {
-		return nil, err
-	}
-	return importConnection(ctx, res), nil
-}
-
 // Node is the resolver for the node field.
 func (r *queryResolver) Node(ctx context.Context, id string) (model.Node, error) {
 	id, err := canonicalID("id", id)
@@ -462,19 +389,11 @@ func (r *subscriptionResolver) ChatMessageAdded(ctx context.Context, chatID stri
 	return r.chatMessageAdded(ctx, chatID)
 }
 
-// ImportUpdated is the resolver for the importUpdated field.
-func (r *subscriptionResolver) ImportUpdated(ctx context.Context, id string) (<-chan *model.Import, error) {
-	return r.importUpdated(ctx, id)
-}
-
 // Category returns CategoryResolver implementation.
 func (r *Resolver) Category() CategoryResolver { return &categoryResolver{r} }
 
 // Chat returns ChatResolver implementation.
 func (r *Resolver) Chat() ChatResolver { return &chatResolver{r} }
-
-// Import returns ImportResolver implementation.
-func (r *Resolver) Import() ImportResolver { return &importResolver{r} }
 
 // Mutation returns MutationResolver implementation.
 func (r *Resolver) Mutation() MutationResolver { return &mutationResolver{r} }
@@ -488,7 +407,6 @@ func (r *Resolver) Subscription() SubscriptionResolver { return &subscriptionRes
 type (
 	categoryResolver     struct{ *Resolver }
 	chatResolver         struct{ *Resolver }
-	importResolver       struct{ *Resolver }
 	mutationResolver     struct{ *Resolver }
 	queryResolver        struct{ *Resolver }
 	subscriptionResolver struct{ *Resolver }

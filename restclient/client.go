@@ -1,5 +1,6 @@
 // Package restclient is a typed client for the subset of Sure's /api/v1 REST
-// API that the GraphQL facade exposes: categories, chats and imports.
+// API that the GraphQL facade exposes: the resources package resource
+// describes (categories, chats, imports…).
 //
 // The client absorbs the upstream's quirks (overflow pages, per_page
 // clamping, the non-UUID parent_id cast, two timestamp precisions) so that
@@ -16,6 +17,7 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/suregql/suregql/internal/edge/detach"
+	"github.com/suregql/suregql/restclient/resource"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -52,27 +54,23 @@ type Call struct {
 	Err       error
 }
 
-// Resource is a collection of the upstream API: what a request reads or
-// writes, and what a write makes stale.
-type Resource string
+// Resource is a resource of the upstream API by name (the first segment
+// of its paths): what a request reads or writes, and what a write makes
+// stale. Its description is resource.Named's.
+type Resource = resource.Name
 
-// The resources of the Sure API the facade speaks to.
+// The resources written by hand-written endpoints (categories, chats).
 const (
 	Categories Resource = "categories"
 	Chats      Resource = "chats"
-	Imports    Resource = "imports"
 )
 
 // ResourceOf returns the resource a path (relative to /api/v1) names: its
-// first segment, or "" for a path the facade never sends.
+// first segment, or "" for a path of no resource described in
+// resource.All.
 func ResourceOf(path string) Resource {
-	path = strings.TrimLeft(path, "/")
-	if i := strings.IndexAny(path, "/?"); i >= 0 {
-		path = path[:i]
-	}
-	switch r := Resource(path); r {
-	case Categories, Chats, Imports:
-		return r
+	if s := resource.Of(path); s != nil {
+		return s.Name
 	}
 	return ""
 }
@@ -439,14 +437,30 @@ func (d *decodedBodies) of(typ reflect.Type) *decodedBody {
 // therefore shared and must be treated as read-only by everyone who
 // receives it.
 func decodeShared[T any](resp *Response) (*T, error) {
+	return decodeSharedAs(resp, decodeChecked[T])
+}
+
+// decodeChecked decodes body into a new T and runs its checks.
+func decodeChecked[T any](body []byte) (*T, error) {
+	out := new(T)
+	if err := decodeAnswer(body, out); err != nil {
+		return nil, err
+	}
+	if err := validateAnswer(out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// decodeSharedAs is decodeShared with decode reading (and checking) the
+// body: a described resource's envelope (Collection). A Response is
+// decoded once per type T, whatever the decode: one path is one endpoint,
+// read by one decode.
+func decodeSharedAs[T any](resp *Response, decode func([]byte) (*T, error)) (*T, error) {
 	e := resp.decoded.of(reflect.TypeFor[T]())
 	e.once.Do(func() {
-		out := new(T)
-		if err := decodeAnswer(resp.Body, out); err != nil {
-			e.err = err
-			return
-		}
-		if err := validateAnswer(out); err != nil {
+		out, err := decode(resp.Body)
+		if err != nil {
 			e.err = err
 			return
 		}
@@ -476,6 +490,11 @@ func decodeAnswer(body []byte, out any) error {
 // answer that does not decode or is not Sure's (see validator) is an
 // *UnavailableError with NotSure, for the fetcher as for the caller.
 func get[T any](ctx context.Context, c *Client, path string, query url.Values) (*T, error) {
+	return getAs(ctx, c, path, query, decodeChecked[T])
+}
+
+// getAs is get with decode reading the answer (see decodeSharedAs).
+func getAs[T any](ctx context.Context, c *Client, path string, query url.Values, decode func([]byte) (*T, error)) (*T, error) {
 	rel := path
 	if len(query) > 0 {
 		rel += "?" + query.Encode()
@@ -488,7 +507,7 @@ func get[T any](ctx context.Context, c *Client, path string, query url.Values) (
 		// Decoded and checked here (once: every later caller of resp
 		// shares it), so that the fetcher gets an answer that is not
 		// Sure's as the error it is: caches keep no error.
-		if _, err := decodeShared[T](resp); err != nil {
+		if _, err := decodeSharedAs(resp, decode); err != nil {
 			return nil, unusableAnswer(getOp(path, query), resp.Status, err)
 		}
 		return resp, nil
@@ -505,7 +524,7 @@ func get[T any](ctx context.Context, c *Client, path string, query url.Values) (
 	if err != nil {
 		return nil, err
 	}
-	out, err := decodeShared[T](resp)
+	out, err := decodeSharedAs(resp, decode)
 	if err != nil {
 		return nil, unusableAnswer("GET /"+rel, resp.Status, err)
 	}

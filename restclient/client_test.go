@@ -533,7 +533,7 @@ func TestClient_GetImport(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			u := newUpstream(t, expect(t, wantRequest{method: http.MethodGet, path: "/api/v1/imports/" + importID}, http.StatusOK, tt.body))
-			got, err := u.client(t).GetImport(t.Context(), importID)
+			got, err := Imports.Show(t.Context(), u.client(t), importID)
 			if err != nil {
 				t.Fatalf("GetImport error: %v", err)
 			}
@@ -592,7 +592,7 @@ var endpointsByID = []struct {
 	},
 	{
 		name: "GetImport", field: "id",
-		call: func(ctx context.Context, c *Client, id string) error { _, err := c.GetImport(ctx, id); return err },
+		call: func(ctx context.Context, c *Client, id string) error { _, err := Imports.Show(ctx, c, id); return err },
 		want: func(id string) wantRequest {
 			return wantRequest{method: http.MethodGet, path: "/api/v1/imports/" + id}
 		},

@@ -43,7 +43,26 @@ func TestDecodeAnswer_ReadsWhatEncodingJSONReads(t *testing.T) {
 			answers = append(answers, answer{"chats/" + c.ID, func() any { return new(Chat) }}, answer{"chats/" + c.ID + "?page=2", func() any { return new(Chat) }})
 		}
 		for _, id := range up.ImportIDs(key) {
-			answers = append(answers, answer{"imports/" + id, func() any { return new(importAnswer) }})
+			var v1 struct {
+				Data Import `json:"data"`
+			}
+			body := get(key, "imports/"+id)
+			if err := json.Unmarshal(body, &v1); err != nil {
+				t.Fatalf("imports/%s: encoding/json: %v", id, err)
+			}
+			if v2, err := Imports.decodeShow(body); err != nil || !reflect.DeepEqual(&v1.Data, v2) {
+				t.Errorf("imports/%s: the collection read %+v (%v), encoding/json %+v", id, v2, err, v1.Data)
+			}
+		}
+		var l1 struct {
+			Data []ImportSummary `json:"data"`
+		}
+		body := get(key, "imports?page=1&per_page=100")
+		if err := json.Unmarshal(body, &l1); err != nil {
+			t.Fatalf("imports: encoding/json: %v", err)
+		}
+		if l2, err := Imports.decodeList(body); err != nil || !reflect.DeepEqual(l1.Data, l2.Items) {
+			t.Errorf("imports: the collection read %+v (%v), encoding/json %+v", l2, err, l1.Data)
 		}
 		for _, a := range answers {
 			body := get(key, a.path)
@@ -98,7 +117,7 @@ func TestDecodedTypesNameEveryMember(t *testing.T) {
 			check(f.Type, path+"."+f.Name)
 		}
 	}
-	for _, v := range []any{CategoryPage{}, ChatPage{}, Chat{}, importAnswer{}} {
+	for _, v := range []any{CategoryPage{}, ChatPage{}, Chat{}, Import{}, ImportSummary{}, pagingBlock{}, Account{}} {
 		check(reflect.TypeOf(v), reflect.TypeOf(v).Name())
 	}
 }

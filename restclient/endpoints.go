@@ -143,24 +143,6 @@ func (c *Client) UpdateChat(ctx context.Context, id, title string) (*Chat, error
 	return &out, nil
 }
 
-// importAnswer is the envelope of GET /imports/{id}.
-type importAnswer struct {
-	Data Import `json:"data"`
-}
-
-// GetImport fetches one import; the result is shared and read-only.
-func (c *Client) GetImport(ctx context.Context, id string) (*Import, error) {
-	id, err := CanonicalID("id", id)
-	if err != nil {
-		return nil, err
-	}
-	out, err := get[importAnswer](ctx, c, "imports/"+url.PathEscape(id), nil)
-	if err != nil {
-		return nil, err
-	}
-	return &out.Data, nil
-}
-
 // DeleteChat deletes a chat (v0.6.0): 204 without a body.
 func (c *Client) DeleteChat(ctx context.Context, id string) error {
 	id, err := CanonicalID("id", id)
@@ -222,35 +204,4 @@ func (c *Client) CreateCategory(ctx context.Context, req CreateCategoryRequest) 
 		return nil, err
 	}
 	return &out, nil
-}
-
-// ImportsMaxPerPage is the largest per_page GET /imports honours (else 25).
-const ImportsMaxPerPage = 100
-
-// ListImportsOptions are the filters and page of GET /imports. Zero values
-// are not sent.
-type ListImportsOptions struct {
-	Page    int
-	PerPage int    // 1..ImportsMaxPerPage; 0 leaves the server default (25)
-	Status  string // e.g. "complete"
-	Type    string // e.g. "TransactionImport"
-}
-
-// ListImports fetches one page of the family's imports, newest first
-// (v0.6.7); the result is shared and read-only.
-func (c *Client) ListImports(ctx context.Context, opts ListImportsOptions) (*ImportPage, error) {
-	q := url.Values{}
-	if opts.Page > 0 {
-		q.Set("page", strconv.Itoa(opts.Page))
-	}
-	if opts.PerPage > 0 {
-		q.Set("per_page", strconv.Itoa(min(opts.PerPage, ImportsMaxPerPage)))
-	}
-	if opts.Status != "" {
-		q.Set("status", opts.Status)
-	}
-	if opts.Type != "" {
-		q.Set("type", opts.Type)
-	}
-	return get[ImportPage](ctx, c, "imports", q)
 }

@@ -185,7 +185,7 @@ var answerCases = []struct {
 		{"a message without an id", chatShow([]string{`{"role":"user","content":"Hi"}`}, pag("1", "null", "1", "1")), false},
 	}},
 	{"GET /imports", http.StatusOK, func(ctx context.Context, c *Client) error {
-		_, err := c.ListImports(ctx, ListImportsOptions{})
+		_, err := Imports.List(ctx, c, ListOptions{})
 		return err
 	}, []shapeCase{
 		{"a page", importsBody(oneImport, meta("1", "25", "1", "1")), true},
@@ -205,7 +205,7 @@ var answerCases = []struct {
 		{"a negative rows_count", importsBody([]string{strings.Replace(importSummaryJSON, `"rows_count":3`, `"rows_count":-3`, 1)}, meta("1", "25", "1", "1")), false},
 	}},
 	{"GET /imports/{id}", http.StatusOK, func(ctx context.Context, c *Client) error {
-		_, err := c.GetImport(ctx, importID)
+		_, err := Imports.Show(ctx, c, importID)
 		return err
 	}, []shapeCase{
 		{"an import", `{"data":` + importJSON + `}`, true},

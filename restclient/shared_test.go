@@ -84,7 +84,7 @@ func TestClient_SharedResponseDecodedPerType(t *testing.T) {
 	if err != nil {
 		t.Fatalf("GetCategory error: %v", err)
 	}
-	imp, err := c.GetImport(t.Context(), importID)
+	imp, err := Imports.Show(t.Context(), c, importID)
 	if err != nil {
 		t.Fatalf("GetImport error: %v", err)
 	}

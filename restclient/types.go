@@ -216,28 +216,6 @@ type ImportSummary struct {
 	UpdatedAt    time.Time           `json:"updated_at"`
 }
 
-// ImportPage is one page of GET /imports: its paging is in "meta", not
-// in a pagy "pagination" block.
-type ImportPage struct {
-	Imports []ImportSummary `json:"data"`
-	Meta    ImportMeta      `json:"meta"`
-}
-
-// ImportMeta is the paging block of GET /imports.
-type ImportMeta struct {
-	CurrentPage int  `json:"current_page"`
-	NextPage    *int `json:"next_page"`
-	PrevPage    *int `json:"prev_page"`
-	TotalPages  int  `json:"total_pages"`
-	TotalCount  int  `json:"total_count"`
-	PerPage     int  `json:"per_page"`
-}
-
-// Pagination returns the meta block as a pagy block.
-func (m ImportMeta) Pagination() Pagination {
-	return Pagination{Page: m.CurrentPage, PerPage: m.PerPage, TotalCount: m.TotalCount, TotalPages: m.TotalPages}
-}
-
 // ImportConfiguration is the column mapping of an import; any field may be
 // null.
 type ImportConfiguration struct {
@@ -320,43 +298,4 @@ func ReplyCame(path string, resp *Response) bool {
 		return false
 	}
 	return c.Messages[len(c.Messages)-1].Role == "assistant"
-}
-
-// ImportSettled reports whether status is one an import stays in by
-// itself: complete, failed or revert_failed. Any other (pending,
-// importing, reverting, or one this client does not know) may change
-// without a write.
-func ImportSettled(status string) bool {
-	switch status {
-	case "complete", "failed", "revert_failed":
-		return true
-	}
-	return false
-}
-
-// ImportsSettled reports whether resp, the answer of a GET of imports at
-// path (relative to /api/v1: one import, or a page of the list), holds
-// only imports whose status is settled (ImportSettled): an answer that
-// would change by itself is false, as is one that does not decode.
-func ImportsSettled(path string, resp *Response) bool {
-	if resp == nil || resp.Status != http.StatusOK {
-		return false
-	}
-	switch Endpoint(http.MethodGet, path) {
-	case "GET /api/v1/imports/{id}":
-		a, err := decodeShared[importAnswer](resp)
-		return err == nil && ImportSettled(a.Data.Status)
-	case "GET /api/v1/imports":
-		p, err := decodeShared[ImportPage](resp)
-		if err != nil {
-			return false
-		}
-		for i := range p.Imports {
-			if !ImportSettled(p.Imports[i].Status) {
-				return false
-			}
-		}
-		return true
-	}
-	return false
 }

@@ -158,38 +158,3 @@ func (m *Message) validate() error {
 	}
 	return nil
 }
-
-func (p *ImportPage) validate() error {
-	if p.Imports == nil {
-		return notSure(`no "data" list`)
-	}
-	if why := paginationProblem("meta", p.Meta.Pagination(), len(p.Imports)); why != "" {
-		return notSure("%s", why)
-	}
-	for i := range p.Imports {
-		switch im := &p.Imports[i]; {
-		case im.ID == "":
-			return notSure("a listed import without an id")
-		case im.RowsCount != nil && *im.RowsCount < 0:
-			return notSure("import %s: negative rows_count %d", im.ID, *im.RowsCount)
-		}
-	}
-	return nil
-}
-
-func (a *importAnswer) validate() error {
-	im := &a.Data
-	if im.ID == "" {
-		return notSure(`no "data" import with an id`)
-	}
-	s := &im.Stats
-	if s.RowsCount < 0 {
-		return notSure("import %s: negative stats.rows_count %d", im.ID, s.RowsCount)
-	}
-	for _, n := range []*int{s.ValidRowsCount, s.InvalidRowsCount, s.MappingsCount, s.UnassignedMappingsCount} {
-		if n != nil && *n < 0 {
-			return notSure("import %s: a negative count in stats (%d)", im.ID, *n)
-		}
-	}
-	return nil
-}

@@ -15,6 +15,56 @@ type Node interface {
 	IsNode()
 }
 
+// A financial account of the family.
+type Account struct {
+	// The account's UUID.
+	ID string `json:"id"`
+	// The account's name.
+	Name string `json:"name"`
+	// The balance, in the account's currency.
+	Balance *Money `json:"balance"`
+	// The cash part of the balance (an investment's uninvested cash; 0 for loans and property); `null` when the server does not send it (before v0.6.7).
+	CashBalance *Money `json:"cashBalance,omitempty"`
+	// ISO 4217 code of the account's currency.
+	Currency string `json:"currency"`
+	// Asset or liability.
+	Classification *AccountClassification `json:"classification,omitempty"`
+	// Sure's accountable type in snake_case, e.g. `depository`, `credit_card`, `investment`, `loan`, `property`.
+	AccountType *string `json:"accountType,omitempty"`
+	// The kind within the type, e.g. `checking`, `savings`, `brokerage`, `mortgage`.
+	Subtype *string `json:"subtype,omitempty"`
+	// `active`, `draft`, `disabled` or `pending_deletion`.
+	Status *string `json:"status,omitempty"`
+	// The institution holding it, when known.
+	InstitutionName *string `json:"institutionName,omitempty"`
+	// When the account was created (`null` before v0.6.7).
+	CreatedAt *time.Time `json:"createdAt,omitempty"`
+	// When the account was last changed (`null` before v0.6.7).
+	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
+}
+
+func (Account) IsNode() {}
+
+// A page of accounts.
+type AccountConnection struct {
+	// The accounts with their cursors.
+	Edges []*AccountEdge `json:"edges"`
+	// The accounts, without cursors.
+	Nodes []*Account `json:"nodes"`
+	// Where this page sits in the list.
+	PageInfo *PageInfo `json:"pageInfo"`
+	// How many accounts the family has.
+	TotalCount int `json:"totalCount"`
+}
+
+// An account with its cursor.
+type AccountEdge struct {
+	// Opaque position of this account in the list.
+	Cursor string `json:"cursor"`
+	// The account.
+	Node *Account `json:"node"`
+}
+
 // A page of categories.
 type CategoryConnection struct {
 	// The categories with their cursors.
@@ -222,6 +272,16 @@ type MessageEdge struct {
 	Node *Message `json:"node"`
 }
 
+// An amount of money as Sure sent it.
+type Money struct {
+	// As Sure formats it, e.g. `$1,234.56` or `-€12.00`.
+	Formatted string `json:"formatted"`
+	// The same amount in the currency's minor units (e.g. 123456 for $1,234.56), with the sign of `formatted`; null when the upstream sent none.
+	MinorUnits *int64 `json:"minorUnits,omitempty"`
+	// ISO 4217 code, e.g. `USD`.
+	Currency string `json:"currency"`
+}
+
 // Writes. Each mutation is one upstream call. Invalid input (such as a blank title) is
 // answered in `userErrors`, not as a top-level error.
 //
@@ -337,6 +397,64 @@ type UserError struct {
 	Message string `json:"message"`
 	// A stable code, e.g. `BLANK`, `INVALID_ID`, `NOT_FOUND`, `INVALID`.
 	Code string `json:"code"`
+}
+
+// Whether an account is something owned or owed.
+type AccountClassification string
+
+const (
+	// Something owned (cash, investments, property…).
+	AccountClassificationAsset AccountClassification = "ASSET"
+	// Something owed (a credit card, a loan…).
+	AccountClassificationLiability AccountClassification = "LIABILITY"
+)
+
+var AllAccountClassification = []AccountClassification{
+	AccountClassificationAsset,
+	AccountClassificationLiability,
+}
+
+func (e AccountClassification) IsValid() bool {
+	switch e {
+	case AccountClassificationAsset, AccountClassificationLiability:
+		return true
+	}
+	return false
+}
+
+func (e AccountClassification) String() string {
+	return string(e)
+}
+
+func (e *AccountClassification) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = AccountClassification(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid AccountClassification", str)
+	}
+	return nil
+}
+
+func (e AccountClassification) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *AccountClassification) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e AccountClassification) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
 }
 
 // Whether a category counts money coming in or going out.

@@ -57,3 +57,27 @@ func UnmarshalDateTime(v any) (time.Time, error) {
 	}
 	return t.UTC(), nil
 }
+
+// maxSafeInt is 2^53−1, the largest integer every JSON reader holds
+// exactly (a JavaScript number).
+const maxSafeInt = 1<<53 - 1
+
+// MarshalSafeInt writes a SafeInt: a JSON number in ±(2^53−1), as
+// graphql-scalars' SafeInt (minor units of money outgrow GraphQL's Int).
+func MarshalSafeInt(n int64) graphql.Marshaler {
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, strconv.FormatInt(n, 10))
+	})
+}
+
+// UnmarshalSafeInt reads a SafeInt input: an integer in ±(2^53−1).
+func UnmarshalSafeInt(v any) (int64, error) {
+	n, err := graphql.UnmarshalInt64(v)
+	if err != nil {
+		return 0, fmt.Errorf("SafeInt must be an integer: %w", err)
+	}
+	if n > maxSafeInt || n < -maxSafeInt {
+		return 0, fmt.Errorf("SafeInt must be within ±(2^53−1), got %d", n)
+	}
+	return n, nil
+}

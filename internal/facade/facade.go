@@ -377,7 +377,7 @@ func (cfg Config) withDefaults() Config {
 // execution (see gqlhttp.Options.Waited). accepted tells the metrics
 // which keys' operation names to label.
 func newExecutor(cfg Config, log *slog.Logger, accepted *acceptedKeys, hub *live.Hub) (*executor.Executor, []graphql.ResponseMiddleware) {
-	exec := executor.New(graph.NewExecutableSchema(graph.Config{
+	exec := executor.New(graph.NewSchema(graph.Config{
 		Resolvers:  &graph.Resolver{Live: hub},
 		Complexity: graph.Complexity(),
 	}))

@@ -96,9 +96,10 @@ func TestNode_ChatAndImport(t *testing.T) {
 	chat := e.upstream.Chats(key)[0]
 	imp := e.upstream.ImportIDs(key)[0]
 
-	// Never seen: probed as each kind, in parallel.
+	// Never seen: probed as each kind, in parallel (a category, a chat,
+	// an import, an account: the account list).
 	got, r := node(t, e, key, imp)
-	wantCalls(t, r, 3)
+	wantCalls(t, r, 4)
 	if got == nil || got.Typename != "Import" || got.ID != imp || got.Status == "" {
 		t.Fatalf("node(import) = %+v, want the import", got)
 	}
@@ -125,7 +126,7 @@ func TestNode_UnknownIDIsNull(t *testing.T) {
 	if got != nil {
 		t.Errorf("node(unknown) = %+v, want null", got)
 	}
-	wantCalls(t, r, 3) // category, chat and import shows: all 404
+	wantCalls(t, r, 4) // the family's page, chat and import shows (404), the account list
 }
 
 func TestNode_JunkIDIsBadUserInput(t *testing.T) {
@@ -160,8 +161,9 @@ func TestNodes_MixedKindsInOrder(t *testing.T) {
 	// the family's first page (which holds the whole family); the chat
 	// seen before and the unknown id as a chat, the chat list's one page
 	// (a show each would be two); the import and the unknown id as an
-	// import, the import list's one page.
-	wantCalls(t, r, 3)
+	// import, the import list's one page; the unknown id as an account,
+	// the account list's one page.
+	wantCalls(t, r, 4)
 	var types []string
 	for _, n := range out.Nodes {
 		if n == nil {
@@ -224,9 +226,9 @@ func TestNode_KindsAreRememberedPerKey(t *testing.T) {
 	}
 
 	// Another family: the id is not theirs (its family's page, then a
-	// chat and an import show).
+	// chat and an import show and the account list).
 	got, r = node(t, e, restclienttest.OtherFamilyKey, cat.ID)
-	wantCalls(t, r, 3)
+	wantCalls(t, r, 4)
 	if got != nil {
 		t.Errorf("node as another family = %+v, want null", got)
 	}

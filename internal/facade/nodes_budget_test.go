@@ -85,9 +85,9 @@ func wholeOrRefused(t *testing.T, r result, fields, budget int) bool {
 // Issue 17's row 3: 20 aliased node fields of never-seen ids on a standard
 // key. Before: 18 calls, 12 fields QUERY_TOO_EXPENSIVE, nothing learnt.
 // Now the fields are planned together: the family's first page proves no
-// id is a category, the chat and import lists' first pages that none is a
-// chat or an import: 3 calls, all null. Asked again, nothing is sent: the
-// key was told they name nothing.
+// id is a category, the chat, import and account lists' first pages that
+// none is a chat, an import or an account: 4 calls (one per kind), all
+// null. Asked again, nothing is sent: the key was told they name nothing.
 func TestNodesBudget_TwentyAliasedUnknownIDsOnAStandardKey(t *testing.T) {
 	t.Parallel()
 	for _, key := range []string{restclienttest.ReadOnlyKey, restclienttest.OtherFamilyKey} {
@@ -96,9 +96,9 @@ func TestNodesBudget_TwentyAliasedUnknownIDsOnAStandardKey(t *testing.T) {
 			q := aliasedNodes(neverSeen(1, 20), listedSelection, "")
 			r := e.do(key, q, nil)
 			if !wholeOrRefused(t, r, 20, 25) {
-				t.Fatalf("refused (%v), want answered: 3 calls plan them all", r.errs)
+				t.Fatalf("refused (%v), want answered: 4 calls plan them all", r.errs)
 			}
-			wantCalls(t, r, 3)
+			wantCalls(t, r, 4)
 			r = e.do(key, q, nil)
 			wholeOrRefused(t, r, 20, 25)
 			wantCalls(t, r, 0)
@@ -119,10 +119,11 @@ func TestNodesBudget_AliasedNodesAreAnsweredWholeOrRefusedWhole(t *testing.T) {
 				e := newEnv(t, withDefaultBudget())
 				r := e.do(restclienttest.ReadOnlyKey, aliasedNodes(neverSeen(2, fields), sel, ""), nil)
 				answered := wholeOrRefused(t, r, fields, 25)
-				// With lists: 3 calls for any number. With shows: the
-				// family's page and a chat and an import show each,
-				// 1+2n, within 25 up to 12 fields.
-				want := sel == listedSelection || 1+2*fields <= 25
+				// With lists: 4 calls for any number. With shows: the
+				// family's page and the account list (an account whole),
+				// and a chat and an import show each, 2+2n, within 25 up
+				// to 11 fields.
+				want := sel == listedSelection || 2+2*fields <= 25
 				if answered != want {
 					t.Errorf("answered = %v after %d calls, want %v", answered, r.calls, want)
 				}
@@ -186,7 +187,8 @@ func TestNodesBudget_KnownIDsCostAtMostOneCall(t *testing.T) {
 			}
 		}
 	}
-	// Every category, chat and import of the key: a page of each kind.
+	// Every category, chat and import of the key: a page of each kind
+	// (accounts too: the chats never handed out may be accounts).
 	var ids []string
 	for _, c := range cats {
 		ids = append(ids, c.ID)
@@ -201,8 +203,8 @@ func TestNodesBudget_KnownIDsCostAtMostOneCall(t *testing.T) {
 	for round := range 3 {
 		var out struct{ Nodes []*nodeAnswer }
 		r := e.ok(key, nodesQuery, map[string]any{"ids": ids}, &out)
-		if r.calls > 3 {
-			t.Errorf("round %d: nodes of %d known ids = %d calls, want at most 3", round, len(ids), r.calls)
+		if r.calls > 4 {
+			t.Errorf("round %d: nodes of %d known ids = %d calls, want at most 4", round, len(ids), r.calls)
 		}
 		for i, n := range out.Nodes {
 			if n == nil || n.ID != ids[i] {
@@ -265,18 +267,18 @@ func TestNodesBudget_HundredKnownIDsOfALargeFamily(t *testing.T) {
 
 // Issue 17: 35 never-seen ids were refused whole even for an unlimited key
 // (35×3 = 105 lookups > -max-upstream-calls 100). Now the family's first
-// page settles them as categories, and the chat and import lists (a page
-// each for the demo key, 13 and 2 for the large family's) as chats and
-// imports: 3 calls, or 51 the first time the large family is seen (its
-// category ids one show each, fewer than its 50 pages), within the cap,
-// even in the key's first operation.
+// page settles them as categories, and the chat, import and account lists
+// (a page each for the demo key, 13, 2 and 1 for the large family's) as
+// chats, imports and accounts: 4 calls, or 52 the first time the large
+// family is seen (its category ids one show each, fewer than its 50
+// pages), within the cap, even in the key's first operation.
 func TestNodesBudget_ThirtyFiveNeverSeenIDsOnAnUnlimitedKey(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		key      string
 		maxCalls int
 	}{
-		{restclienttest.DemoKey, 3},
+		{restclienttest.DemoKey, 4},
 		{restclienttest.LargeFamilyKey, facade.DefaultMaxUpstreamCalls},
 	} {
 		t.Run(tc.key, func(t *testing.T) {
@@ -318,18 +320,18 @@ func TestNodesBudget_NotFoundIsRememberedPerKeyUntilItWrites(t *testing.T) {
 		}
 		wantCalls(t, r, want)
 	}
-	ask(key, 3) // the family's page, a chat and an import show
+	ask(key, 4) // the family's page, a chat and an import show, the account list
 	ask(key, 0)
-	ask(restclienttest.ReadOnlyKey, 3) // another key was told nothing
+	ask(restclienttest.ReadOnlyKey, 4) // another key was told nothing
 
 	e.ok(key, `mutation { createChat(input: {title: "Rent"}) { chat { id } } }`, nil, nil)
-	ask(key, 3)
+	ask(key, 4)
 	ask(key, 0)
 	r := e.do(key, createCategory, map[string]any{"in": map[string]any{"name": "Node budget"}})
 	if len(r.errs) > 0 {
 		t.Fatalf("createCategory: %v", r.errs)
 	}
-	ask(key, 3)
+	ask(key, 4)
 	ask(key, 0)
 
 	// A write the upstream refused (a read-only key) wrote nothing: what

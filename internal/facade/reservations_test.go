@@ -51,10 +51,11 @@ func TestReservations_FamilyReadIsReservedOnce(t *testing.T) {
 // are planned together, as one batch on the first field's context: each
 // id costs a category, a chat and an import show (the family's 50 pages,
 // the chat list's 13 and the import list's 2 are no fewer than the two
-// ids), 6 calls reserved at once, of a budget of 6; both answer null.
+// ids), and both the account list's one page, 7 calls reserved at once,
+// of a budget of 7; both answer null.
 func TestReservations_ABatchMayDoAnotherFieldsWork(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, withConfig(func(c *facade.Config) { c.MaxUpstreamCalls = 6 }))
+	e := newEnv(t, withConfig(func(c *facade.Config) { c.MaxUpstreamCalls = 7 }))
 	key := restclienttest.LargeFamilyKey
 	// Reads the family's first page: its size (5,000) is remembered.
 	e.do(key, `{ a: node(id: "6f1c1c1e-0000-4000-8000-000000000fff") { id } b: node(id: "6f1c1c1e-0000-4000-8000-000000001fff") { id } }`, nil)
@@ -62,27 +63,27 @@ func TestReservations_ABatchMayDoAnotherFieldsWork(t *testing.T) {
 		q := fmt.Sprintf(`{ a: node(id: "6f1c1c1e-0000-4000-8000-0000000%05d") { id } b: node(id: "6f1c1c1e-0000-4000-8000-0000001%05d") { id } }`, round, round)
 		r := e.do(key, q, nil)
 		if len(r.errs) > 0 {
-			t.Fatalf("round %d: errors %v at %v (%v), want none: both fields need 3 calls each, 6 of 6 (spent %d)", round, r.errs, r.errs[0].Path, r.errs[0].Extensions, r.calls)
+			t.Fatalf("round %d: errors %v at %v (%v), want none: both fields need 3 calls each and the account list, 7 of 7 (spent %d)", round, r.errs, r.errs[0].Path, r.errs[0].Extensions, r.calls)
 		}
-		wantCalls(t, r, 6)
+		wantCalls(t, r, 7)
 	}
 }
 
 // nodes(ids:) of unknown ids of the (small) demo family plans the
 // family's first page for the category probes, then, for the ids it
-// proves are no categories, the chat list's and the import list's first
-// page (fewer calls than a show each): 3 calls, reserved at once, whatever
-// the number of ids. A budget of exactly 5 holds them, and so does a
-// standard key's 25 for twelve ids (a show each would be 1+12+12 = 25).
+// proves are no categories, the chat, import and account lists' first
+// page (fewer calls than a show each): 4 calls, reserved at once, whatever
+// the number of ids. A budget of 5 holds them, and so does a standard
+// key's 25 for twelve ids (a show each would be 1+12+12+1 = 26).
 func TestReservations_AffordableWithinAReservationCountsItsOwnCalls(t *testing.T) {
 	t.Parallel()
 	t.Run("budget 5, two ids", func(t *testing.T) {
 		e := newEnv(t, withConfig(func(c *facade.Config) { c.MaxUpstreamCalls = 5 }))
-		wantNodesNull(t, e, restclienttest.DemoKey, 2, 3)
+		wantNodesNull(t, e, restclienttest.DemoKey, 2, 4)
 	})
 	t.Run("default budget, standard key, twelve ids", func(t *testing.T) {
 		e := newEnv(t, withConfig(func(c *facade.Config) { c.MaxUpstreamCalls = facade.DefaultMaxUpstreamCalls }))
-		wantNodesNull(t, e, restclienttest.ReadOnlyKey, 12, 3)
+		wantNodesNull(t, e, restclienttest.ReadOnlyKey, 12, 4)
 	})
 }
 

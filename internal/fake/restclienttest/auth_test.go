@@ -54,7 +54,8 @@ func TestRouting(t *testing.T) {
 		version              Version
 		wantStatus           int // 404 here means a routing error
 	}{
-		{"unknown resource", http.MethodGet, "/api/v1/accounts", Today, http.StatusNotFound},
+		{"unknown resource", http.MethodGet, "/api/v1/budgets_of_nothing", Today, http.StatusNotFound},
+		{"a show a version lacks", http.MethodGet, "/api/v1/accounts/" + seedID("x"), Legacy, http.StatusNotFound},
 		{"other API version", http.MethodGet, "/api/v2/categories", Today, http.StatusNotFound},
 		{"root", http.MethodGet, "/", Today, http.StatusNotFound},
 		{"category update", http.MethodPatch, "/api/v1/categories/" + seedID("x"), Today, http.StatusNotFound},

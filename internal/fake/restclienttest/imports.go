@@ -1,6 +1,10 @@
 package restclienttest
 
-import "net/http"
+import (
+	"net/http"
+
+	"github.com/suregql/suregql/restclient/resource"
+)
 
 // importJSON is the upstream's Import (GET /imports/{id}). Unlike the other
 // resources, its timestamps use Rails' default JSON encoding (milliseconds),
@@ -114,43 +118,36 @@ func (imp *importRecord) itemJSON() importItemJSON {
 	}
 }
 
-// listImports is GET /api/v1/imports (Today only, from v0.6.7): the family's
-// imports newest first, filtered by status and type (exact, when present),
-// per_page 1..100 (else 25), a page at a time with pagy's overflow to the
-// last page, under "data" and "meta".
-func (s *Server) listImports(c *call) response {
-	q := c.query
-	var matched []*importRecord
-	s.progressImports(c.key.family.load(), c.now)
-	for _, imp := range c.key.family.load().newestImports() {
-		switch {
-		case q.present("status") && imp.status != q["status"]:
-			continue
-		case q.present("type") && imp.kind != q["type"]:
-			continue
-		}
-		matched = append(matched, imp)
+// importsCollection serves GET /api/v1/imports (from v0.6.7: the
+// family's imports newest first, filtered by status and type, per_page
+// 1..100 else 25, under "data" and "meta") and GET /api/v1/imports/{id}
+// ({"data": Import}), as resource.Imports describes them; either read
+// first moves the imports whose status changes are due.
+func (s *Server) importsCollection() served {
+	family := func(c *call) *family {
+		f := c.key.family.load()
+		s.progressImports(f, c.now)
+		return f
 	}
-	page, from, to := paginate(len(matched), pageParam(q["page"]), categoriesPerPage(q["per_page"]))
-	out := make([]importItemJSON, 0, to-from)
-	for _, imp := range matched[from:to] {
-		out = append(out, imp.itemJSON())
+	return &collection[*importRecord]{
+		spec:    resource.Imports,
+		records: func(c *call) []*importRecord { return family(c).newestImports() },
+		byID: func(c *call, id string) (*importRecord, bool) {
+			u, ok := castUUID(id)
+			if !ok {
+				return nil, false
+			}
+			imp, ok := family(c).importByID[u]
+			return imp, ok
+		},
+		field: func(imp *importRecord, arg string) string {
+			if arg == "status" {
+				return imp.status
+			}
+			return imp.kind // "type"
+		},
+		listJSON: func(_ *call, imp *importRecord) any { return imp.itemJSON() },
+		showJSON: func(_ *call, imp *importRecord) any { return imp.toJSON(s.version) },
+		notFound: func() response { return errorResponse(http.StatusNotFound, "not_found", "Import not found") },
 	}
-	return jsonResponse(http.StatusOK, struct {
-		Data []importItemJSON `json:"data"`
-		Meta pageMeta         `json:"meta"`
-	}{out, page.meta()})
-}
-
-// showImport is GET /api/v1/imports/{id}: {"data": Import}.
-func (s *Server) showImport(c *call) response {
-	if id, ok := castUUID(c.id); ok {
-		s.progressImports(c.key.family.load(), c.now)
-		if imp, ok := c.key.family.load().importByID[id]; ok {
-			return jsonResponse(http.StatusOK, struct {
-				Data importJSON `json:"data"`
-			}{imp.toJSON(s.version)})
-		}
-	}
-	return errorResponse(http.StatusNotFound, "not_found", "Import not found")
 }

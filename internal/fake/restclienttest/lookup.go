@@ -90,6 +90,22 @@ func (s *Server) ImportIDs(key string) []string {
 	return out
 }
 
+// AccountIDs returns the ids of the accounts of key's family, by name; nil
+// for an unknown key.
+func (s *Server) AccountIDs(key string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k, ok := s.keys[key]
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, a := range k.family.load().accounts {
+		out = append(out, a.id)
+	}
+	return out
+}
+
 func (c *category) export() Category {
 	out := Category{
 		ID:             c.id,

@@ -13,6 +13,7 @@ type family struct {
 	categoryByID map[string]*category
 	imports      []*importRecord // in creation order
 	importByID   map[string]*importRecord
+	accounts     []*accountRecord // by name: the list endpoint's order
 
 	// seed, when set, fills the family on first use and is then cleared: it
 	// keeps New() fast for the large family most tests never touch.

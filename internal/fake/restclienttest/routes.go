@@ -41,6 +41,11 @@ func (s *Server) resolve(method, path string) (endpoint, bool) {
 		}
 	}
 	resource, segs := segs[0], segs[1:]
+	for _, col := range s.collections {
+		if ep, ok := col.route(s.version, resource, method, segs); ok {
+			return ep, true
+		}
+	}
 	get := method == http.MethodGet
 	switch {
 	case resource == "categories" && get && len(segs) == 0:
@@ -49,10 +54,6 @@ func (s *Server) resolve(method, path string) (endpoint, bool) {
 		return endpoint{serve: s.createCategory, scope: needReadWrite}, true
 	case resource == "categories" && get && len(segs) == 1:
 		return endpoint{serve: s.showCategory, id: segs[0]}, true
-	case resource == "imports" && get && len(segs) == 0 && s.version.hasTodayEndpoints():
-		return endpoint{serve: s.listImports}, true
-	case resource == "imports" && get && len(segs) == 1:
-		return endpoint{serve: s.showImport, id: segs[0]}, true
 	case resource == "chats":
 		return s.resolveChats(method, segs)
 	}

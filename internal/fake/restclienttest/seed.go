@@ -138,6 +138,14 @@ func seedDemoFamily(f *family) {
 		createdAt:        at("2026-01-12T17:20:05.310Z"),
 		updatedAt:        at("2026-01-12T17:20:05.310Z"),
 	})
+	opened := at("2025-12-17T15:00:01Z")
+	f.addAccounts(
+		&accountRecord{id: seedID("demo/account/checking"), name: "Checking", currency: "USD", classification: "asset", accountType: "depository", subtype: "checking", institution: "Chase", balance: 481233, createdAt: opened},
+		&accountRecord{id: seedID("demo/account/savings"), name: "Savings", currency: "USD", classification: "asset", accountType: "depository", subtype: "savings", institution: "Chase", balance: 1520000, createdAt: opened},
+		&accountRecord{id: seedID("demo/account/visa"), name: "Visa", currency: "USD", classification: "liability", accountType: "credit_card", institution: "Chase", balance: 61209, createdAt: opened},
+		&accountRecord{id: seedID("demo/account/brokerage"), name: "Brokerage", currency: "USD", classification: "asset", accountType: "investment", subtype: "brokerage", balance: 2512044, cash: 120000, createdAt: opened.Add(time.Hour)},
+		&accountRecord{id: seedID("demo/account/compte"), name: "Compte courant", currency: "EUR", classification: "asset", accountType: "depository", subtype: "checking", institution: "BNP Paribas", balance: 230050, createdAt: opened.Add(2 * time.Hour)},
+	)
 }
 
 // Function calls as Sure's assistant makes them.
@@ -250,6 +258,7 @@ func seedOtherFamily(f *family) {
 		createdAt:      at("2025-11-02T08:00:00.500Z"),
 		updatedAt:      at("2025-11-02T08:00:02.250Z"),
 	})
+	f.addAccounts(&accountRecord{id: seedID("other/account/checking"), name: "Other Family Checking", currency: "USD", classification: "asset", accountType: "depository", balance: 12000, createdAt: t})
 }
 
 // seedOtherUser: two chats, one of them without messages.

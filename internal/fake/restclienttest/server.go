@@ -34,6 +34,10 @@ type Server struct {
 
 	assistantDelay time.Duration // SetAssistant; negative: the assistant never answers
 	replies        int           // assistant replies delivered, numbered for variety
+
+	// collections serve the resources package resource describes
+	// (collection.go), checked by the router before the others.
+	collections []served
 }
 
 // Faults makes a share of authenticated requests fail as a flaky proxy in
@@ -157,6 +161,7 @@ func New(opts ...Option) *Server {
 		windows:        map[string]*rateWindow{},
 		assistantDelay: -1,
 	}
+	s.collections = []served{s.importsCollection(), s.accountsCollection()}
 	for _, o := range opts {
 		o(s)
 	}

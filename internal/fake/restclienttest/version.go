@@ -1,5 +1,7 @@
 package restclienttest
 
+import "github.com/suregql/suregql/restclient/resource"
+
 // Version is the Sure release line the fake plays.
 type Version int
 
@@ -42,6 +44,18 @@ func WithUnlimited() Option {
 
 // Version reports the release line the fake plays.
 func (s *Server) Version() Version { return s.version }
+
+// sure is the Sure release the line plays, for what a description says a
+// version added: Legacy is v0.6.5, Today the newest (v0.7.4).
+func (v Version) sure() resource.Version {
+	if v == Legacy {
+		return "v0.6.5"
+	}
+	return "v0.7.4"
+}
+
+// has reports whether the release line serves what Sure added in since.
+func (v Version) has(since resource.Version) bool { return !v.sure().Before(since) }
 
 // hasTodayEndpoints reports whether the release line serves the endpoints
 // that came after Legacy (POST /categories, GET /imports): Legacy answers

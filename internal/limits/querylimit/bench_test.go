@@ -64,7 +64,7 @@ func atLimits() map[string]string {
 // costs before execution: parsing, the check, validation and the
 // complexity walk of each operation.
 func BenchmarkValidateAtLimits(b *testing.B) {
-	es := graph.NewExecutableSchema(graph.Config{Resolvers: &graph.Resolver{}, Complexity: graph.Complexity()})
+	es := graph.NewSchema(graph.Config{Resolvers: &graph.Resolver{}, Complexity: graph.Complexity()})
 	limits := Limits{}.WithDefaults()
 	for name, query := range atLimits() {
 		b.Run(name, func(b *testing.B) {

@@ -84,7 +84,7 @@ func ReadUpstream(ctx context.Context, p *planner.Planner, res Resource) (State,
 		c, err := p.Chat(ctx, res.ID, planner.ChatWant{NewestOnly: true})
 		return State{Chat: c}, err
 	}
-	imp, err := p.Import(ctx, res.ID)
+	imp, err := planner.Show(ctx, p, restclient.Imports, res.ID)
 	return State{Import: imp}, err
 }
 

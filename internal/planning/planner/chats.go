@@ -84,16 +84,6 @@ func (l *Planner) MessagePage(c *restclient.Chat) restclient.MessagePage {
 	return c.MessagePage(l.messagesPerPage())
 }
 
-// Import reads one import with one call.
-func (l *Planner) Import(ctx context.Context, id string) (*restclient.Import, error) {
-	imp, err := l.client.GetImport(ctx, id)
-	if err != nil {
-		return nil, notFound(err, "import", id)
-	}
-	l.remember(KindImport, imp.ID)
-	return imp, nil
-}
-
 // ChatRef is what an answer told of a chat whose messages are wanted.
 type ChatRef struct {
 	ID           string

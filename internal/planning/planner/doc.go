@@ -44,11 +44,15 @@
 //	                              |   Sure v0.6.6: the size the server's answers showed)   |
 //	lastMessageAt                 | known from the answer (list, or a show holding it)     | 0
 //	                              | else the last page, by number                          | 1
-//	Import by id                  | one show                                               | 1
-//	Imports (a window)            | the server known to lack the list (before v0.6.7)      | 0 (UnsupportedError)
-//	                              | the fewest pages of up to 100                          | 1–2 typically
-//	                              |   + one show per import when the selection reads what  |   + 1 each, reserved whole
-//	                              |   the list does not send (configuration, stats)        |
+//	Show of a described resource  | one show (Show; an import by id)                       | 1
+//	List of a described resource  | the server known to lack the list (ListSince, e.g.     | 0 (UnsupportedError)
+//	  (List; e.g. imports)        |   imports before v0.6.7)                               |
+//	                              | the fewest pages of its paging style (pagy pages of    | 1–2 typically
+//	                              |   up to its largest per_page; fixed pages; unpaginated:|   (1 unpaginated)
+//	                              |   the whole list, sliced)                              |
+//	                              |   + one show per object when the selection reads what  |   + 1 each, reserved whole
+//	                              |   the list does not send (the schema's hook: an        |
+//	                              |   import's configuration, stats)                       |
 //	Node by id (Nodes)            | every node field of the operation planned at once,     | the whole plan reserved
 //	                              |   its most calls reserved before any (ExpectNodes)     |   once: all or none (0)
 //	                              | held by any answer of this operation (waits for the    | 0
@@ -56,12 +60,13 @@
 //	                              | told "not found" before (KindNone: every lookup 404;   | 0 (null)
 //	                              |   per key, 10 min, forgotten by the key's writes)      |
 //	                              | kind category or unknown: the family's first page      | 1 for all (0 held); a large
-//	                              |   first (no chat/import lookup for those it finds)     |   family: min(shows, pages)
-//	                              | then chat/import kind, or unknown and not a category:  | min(ids, list pages) per
-//	                              |   a show each, or the kind's whole list (20 chats,     |   kind: 0–1 per known id;
-//	                              |   100 imports a page) when its pages are fewer and     |   3 for any number of ids
-//	                              |   the selection takes a list element (no messages,     |   in small lists
-//	                              |   no import configuration/stats/status detail)         |
+//	                              |   first (no other lookup for those it finds)           |   family: min(shows, pages)
+//	                              | then any other kind (chats, and every described        | min(ids, list pages) per
+//	                              |   resource alike), or unknown and not a category: a    |   kind: 0–1 per known id;
+//	                              |   show each, or the kind's whole list (20 chats, 100   |   1 + 1 per other kind for
+//	                              |   imports a page) when its pages are fewer and the     |   any number of unknown
+//	                              |   selection takes a list element (no messages, only    |   ids in small lists
+//	                              |   what each kind's list sends)                         |
 //	CreateChat / UpdateChat       | the write, once; if its answer is lost, one read      | 1 (+1 to settle)
 //	SendMessage / DeleteChat      |   settles it (ConfirmedByRead or OutcomeUnknownError)  |
 //	CreateCategory                | the same; before v0.7.1 (known): UnsupportedError      | 1 (+1) · 0

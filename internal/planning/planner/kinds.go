@@ -3,6 +3,7 @@ package planner
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"math"
 	"sync"
 	"time"
 
@@ -10,22 +11,47 @@ import (
 	"github.com/hashicorp/golang-lru/v2/simplelru"
 
 	"github.com/suregql/suregql/internal/state/callerkey"
+	"github.com/suregql/suregql/restclient/resource"
 )
 
-// Kind is the type of object an id names, as node(id) must tell it.
+// Kind is the type of object an id names, as node(id) must tell it: a
+// resource of resource.All, numbered by its place there (KindOf).
 type Kind uint8
 
-// The kinds of object Query.node answers.
+// The kinds that are no resource's.
 const (
-	KindUnknown Kind = iota // never handed out to this key (or forgotten)
-	KindCategory
-	KindChat
-	KindImport
+	KindUnknown Kind = 0 // never handed out to this key (or forgotten)
 	// KindNone: every lookup this key made of the id was told "not
 	// found" (a 404 of each kind's show, or lists that hold every object
 	// of the kind), within notFoundTTL and since the key's last write.
-	KindNone
+	KindNone Kind = math.MaxUint8
 )
+
+// The kinds planned by hand (the category tree, chats).
+var (
+	KindCategory = KindOf(resource.Categories)
+	KindChat     = KindOf(resource.Chats)
+)
+
+// KindOf returns the kind of spec's objects; KindUnknown for a resource
+// not in resource.All.
+func KindOf(spec *resource.Spec) Kind {
+	for i, s := range resource.All {
+		if s == spec {
+			return Kind(i + 1)
+		}
+	}
+	return KindUnknown
+}
+
+// Spec returns the description of k's resource, or nil for KindUnknown
+// and KindNone.
+func (k Kind) Spec() *resource.Spec {
+	if k == KindUnknown || int(k) > len(resource.All) {
+		return nil
+	}
+	return resource.All[k-1]
+}
 
 // notFoundTTL is how long an id told "not found" answers null at no call.
 // UUIDs are random, so an id that named nothing does not name anything
@@ -40,8 +66,8 @@ const notFoundTTL = 10 * time.Minute
 // that a key asking for junk ids cannot push other keys' kinds out.
 const maxNotFoundPerKey = 1000
 
-// maxListSizeKeys bounds the keys whose chat and import list sizes are
-// remembered (listSizes): 24 bytes each, with the LRU's overhead.
+// maxListSizeKeys bounds the keys whose list sizes are remembered
+// (listSizes): a small map each, with the LRU's overhead.
 const maxListSizeKeys = 10_000
 
 // DefaultKindMemorySize is how many ids a KindMemory remembers across all
@@ -53,7 +79,7 @@ const DefaultKindMemorySize = 100_000
 // handed out to that key, so that node(id) for such an id costs the one
 // lookup of its kind instead of one of each kind; the ids the key was
 // told name nothing (KindNone), so that asking again costs no call; and
-// the sizes of the key's chat and import lists, to plan lookups. It is
+// the sizes of the key's lists (chats, imports…), to plan lookups. It is
 // bounded (least recently used ids go first; at most maxNotFoundPerKey
 // "not found" ids per key) and safe for concurrent use. Keys are held as
 // hashes: the memory never holds an API key. An entry made for one key
@@ -69,9 +95,9 @@ type KindMemory struct {
 	lists    *simplelru.LRU[keyHash, listSizes]
 }
 
-// listSizes are the sizes of a key's chat and import lists when last
-// read by a node lookup; -1 when never read.
-type listSizes struct{ chats, imports int }
+// listSizes are the sizes of a key's lists, by kind, when last read by a
+// node lookup.
+type listSizes map[Kind]int
 
 // keyHash names an API key in the memory.
 type keyHash [16]byte
@@ -225,21 +251,16 @@ func (m *KindMemory) forgetNotFound(key keyHash) {
 	}
 }
 
-// observeList records the size of key's list of kind k (KindChat or
-// KindImport), as a page of it just told.
+// observeList records the size of key's list of kind k, as a page of it
+// just told.
 func (m *KindMemory) observeList(key keyHash, k Kind, total int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s, ok := m.lists.Peek(key)
 	if !ok {
-		s = listSizes{chats: -1, imports: -1}
+		s = listSizes{}
 	}
-	switch k {
-	case KindChat:
-		s.chats = total
-	case KindImport:
-		s.imports = total
-	}
+	s[k] = total
 	m.lists.Add(key, s)
 }
 
@@ -248,16 +269,9 @@ func (m *KindMemory) observeList(key keyHash, k Kind, total int) {
 func (m *KindMemory) listSize(key keyHash, k Kind) (int, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	s, ok := m.lists.Get(key)
-	n := -1
-	switch {
-	case !ok:
-	case k == KindChat:
-		n = s.chats
-	case k == KindImport:
-		n = s.imports
-	}
-	return n, n >= 0
+	s, _ := m.lists.Get(key)
+	n, ok := s[k]
+	return n, ok
 }
 
 // forgetKey drops every id of key (the upstream answered 401: the key

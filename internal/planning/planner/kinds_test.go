@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/suregql/suregql/restclient/resource"
 )
 
 func TestKindMemory(t *testing.T) {
@@ -26,15 +28,15 @@ func TestKindMemory(t *testing.T) {
 		t.Errorf("kind of a braced id = %v, want KindCategory", got)
 	}
 	m.remember(alice, KindChat, b, "not-a-uuid")
-	m.remember(bob, KindImport, c) // past the bound: a, the least recently used, goes
+	m.remember(bob, kindImport, c) // past the bound: a, the least recently used, goes
 	if m.Len() != 2 {
 		t.Errorf("Len = %d, want the bound 2", m.Len())
 	}
 	if got := m.kind(alice, a); got != KindUnknown {
 		t.Errorf("kind(alice, a) after eviction = %v, want KindUnknown", got)
 	}
-	if m.kind(alice, b) != KindChat || m.kind(bob, c) != KindImport {
-		t.Errorf("kinds = %v, %v; want KindChat, KindImport", m.kind(alice, b), m.kind(bob, c))
+	if m.kind(alice, b) != KindChat || m.kind(bob, c) != kindImport {
+		t.Errorf("kinds = %v, %v; want KindChat, kindImport", m.kind(alice, b), m.kind(bob, c))
 	}
 	m.toldNotFound(bob, time.Now(), c) // gone upstream
 	if got := m.kind(bob, c); got != KindNone {
@@ -43,10 +45,10 @@ func TestKindMemory(t *testing.T) {
 
 	// A key the upstream no longer knows leaves nothing behind, and
 	// forgetting it takes nothing from other keys.
-	m.remember(bob, KindImport, c)
+	m.remember(bob, kindImport, c)
 	m.forgetKey(alice)
-	if m.Len() != 1 || m.kind(alice, b) != KindUnknown || m.kind(bob, c) != KindImport {
-		t.Errorf("after forgetKey(alice): Len %d, alice's b %v, bob's c %v; want 1, KindUnknown, KindImport",
+	if m.Len() != 1 || m.kind(alice, b) != KindUnknown || m.kind(bob, c) != kindImport {
+		t.Errorf("after forgetKey(alice): Len %d, alice's b %v, bob's c %v; want 1, KindUnknown, kindImport",
 			m.Len(), m.kind(alice, b), m.kind(bob, c))
 	}
 	if len(m.perKey) != 1 || m.perKey[bob] != 1 {
@@ -90,9 +92,9 @@ func TestKindMemory_NotFound(t *testing.T) {
 			m.kindAt(alice, a, now), m.kindAt(alice, b, now), m.kindAt(bob, a, now))
 	}
 	// A kind learnt later replaces "not found".
-	m.remember(bob, KindImport, a)
-	if m.kindAt(bob, a, now) != KindImport || len(m.notFound[bob]) != 0 {
-		t.Errorf("bob's a = %v (notFound %v), want KindImport", m.kindAt(bob, a, now), m.notFound[bob])
+	m.remember(bob, kindImport, a)
+	if m.kindAt(bob, a, now) != kindImport || len(m.notFound[bob]) != 0 {
+		t.Errorf("bob's a = %v (notFound %v), want kindImport", m.kindAt(bob, a, now), m.notFound[bob])
 	}
 
 	// At most maxNotFoundPerKey per key: a key asking junk ids cannot push
@@ -103,8 +105,8 @@ func TestKindMemory_NotFound(t *testing.T) {
 	if n := len(m.notFound[alice]); n != maxNotFoundPerKey {
 		t.Errorf("alice's not-found ids = %d, want %d", n, maxNotFoundPerKey)
 	}
-	if m.Len() != maxNotFoundPerKey+2 || m.kindAt(bob, a, now) != KindImport {
-		t.Errorf("Len = %d, bob's a %v; want %d and KindImport", m.Len(), m.kindAt(bob, a, now), maxNotFoundPerKey+2)
+	if m.Len() != maxNotFoundPerKey+2 || m.kindAt(bob, a, now) != kindImport {
+		t.Errorf("Len = %d, bob's a %v; want %d and kindImport", m.Len(), m.kindAt(bob, a, now), maxNotFoundPerKey+2)
 	}
 
 	// Evicted by the memory's bound: its bookkeeping goes too.
@@ -120,7 +122,7 @@ func TestKindMemory_NotFound(t *testing.T) {
 	if n, ok := m.listSize(alice, KindChat); n != 250 || !ok {
 		t.Errorf("alice's chat list = %d, %v; want 250", n, ok)
 	}
-	if _, ok := m.listSize(alice, KindImport); ok {
+	if _, ok := m.listSize(alice, kindImport); ok {
 		t.Errorf("alice's import list known, never read")
 	}
 	m.forgetKey(alice)
@@ -128,3 +130,6 @@ func TestKindMemory_NotFound(t *testing.T) {
 		t.Errorf("after forgetKey: list size known %v, not-found %d, entries %d; want nothing", ok, len(m.notFound[alice]), m.perKey[alice])
 	}
 }
+
+// kindImport is the kind of an import, numbered by resource.All.
+var kindImport = KindOf(resource.Imports)

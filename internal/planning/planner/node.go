@@ -7,23 +7,29 @@ import (
 	"sync"
 
 	"github.com/suregql/suregql/internal/planning/flight"
-	"github.com/suregql/suregql/internal/state/restcache"
 	"github.com/suregql/suregql/restclient"
+	"github.com/suregql/suregql/restclient/resource"
 )
 
 // MaxNodes bounds the ids of one nodes(ids:) field.
 const MaxNodes = 100
 
-// Object is what a node id names: exactly one field is set.
+// Object is what a node id names: one of Category, Chat, ChatSummary or
+// Spec is set.
 type Object struct {
 	Category *restclient.Category
 	Chat     *restclient.Chat
-	Import   *restclient.Import
-	// ChatSummary and ImportSummary: found in the key's chat or import
-	// list, for a selection that reads nothing the list does not send
-	// (NodeAsk.Summaries); what it lacks is looked up when read.
-	ChatSummary   *restclient.ChatSummary
-	ImportSummary *restclient.ImportSummary
+	// ChatSummary: found in the key's chat list, for a selection that
+	// reads nothing the list does not send (NodeAsk.Summaries); what it
+	// lacks is looked up when read.
+	ChatSummary *restclient.ChatSummary
+	// Spec names the described resource (restclient.Collections) of an
+	// object found by its show (Shown, a *S of its collection) or, for a
+	// selection that reads nothing the list does not send, in its list
+	// (Listed, a *L).
+	Spec   *resource.Spec
+	Shown  any
+	Listed any
 }
 
 // NodeAsk is one node or nodes field of an operation: its ids (canonical
@@ -252,8 +258,8 @@ type nodeState struct {
 	unsure    bool  // an absence that must not be remembered
 }
 
-// kinds is a set of kinds.
-type kinds uint8
+// kinds is a set of kinds (of at most 63 resources).
+type kinds uint64
 
 func kindSet(ks ...Kind) kinds {
 	var set kinds
@@ -263,11 +269,20 @@ func kindSet(ks ...Kind) kinds {
 	return set
 }
 
+// everyKind is the set of every resource's kind.
+func everyKind() kinds {
+	var set kinds
+	for _, spec := range resource.All {
+		set |= kindSet(KindOf(spec))
+	}
+	return set
+}
+
 // told reports whether s was told it is none of the kinds it may be.
 func (s *nodeState) told() bool {
 	may := kindSet(s.kind)
 	if s.kind == KindUnknown {
-		may = kindSet(KindCategory, KindChat, KindImport)
+		may = everyKind()
 	}
 	return s.absent&may == may
 }
@@ -324,10 +339,10 @@ func (r *nodeRun) mayBeCategory() bool {
 //  1. held by the operation, or told "not found" before: at no call;
 //  2. the whole plan's calls, at most, reserved at once (nodeRun.calls);
 //  3. the ids that may be categories (kind unknown or category):
-//     categoryStage; then the ids still unknown and those of a chat or
-//     import kind: chatStage and importStage, in parallel (when no id is
-//     unknown, all three stages run at once: none waits for another's
-//     answer);
+//     categoryStage; then the ids still unknown and those of any other
+//     kind: chatStage and a describedStage per described resource, in
+//     parallel (when no id is unknown, every stage runs at once: none
+//     waits for another's answer);
 //  4. an id every kind it may be was told not to be is remembered as
 //     such (KindNone), unless an absence was not certain.
 func (r *nodeRun) plan(ctx context.Context) {
@@ -414,24 +429,85 @@ func (r *nodeRun) others(open []*nodeState, k Kind) []*nodeState {
 	return out
 }
 
+// nodeStage is how node lookups find the ids that may be of one kind
+// (every kind but categories, whose stage runs first: categoryStage).
+type nodeStage struct {
+	// calls is the most the stage costs for ids.
+	calls func(r *nodeRun, ids []*nodeState) int
+	// run looks ids up.
+	run func(ctx context.Context, r *nodeRun, ids []*nodeState)
+}
+
+// nodeHooks are the stages planned by hand, by description: chats (a
+// show per field asking, for the page of messages each reads). Every
+// other resource of resource.All is looked up by its description
+// (describedStage).
+var nodeHooks = map[*resource.Spec]nodeStage{
+	resource.Chats: {
+		calls: func(r *nodeRun, ids []*nodeState) int {
+			listed, shown := r.chatPlan(ids)
+			return r.listCalls(KindChat, listed) + r.chatShows(shown)
+		},
+		run: func(ctx context.Context, r *nodeRun, ids []*nodeState) { r.chatStage(ctx, ids) },
+	},
+}
+
+// stageOf returns the node stage of a resource other than categories:
+// its hook, or the generic stage of its collection; ok is false for a
+// resource with neither (no object of it is a node).
+func stageOf(spec *resource.Spec) (nodeStage, bool) {
+	if h, ok := nodeHooks[spec]; ok {
+		return h, true
+	}
+	c := restclient.CollectionOf(spec)
+	if c == nil {
+		return nodeStage{}, false
+	}
+	return nodeStage{
+		calls: func(r *nodeRun, ids []*nodeState) int {
+			listed, shown := r.describedPlan(c, ids)
+			return r.listCalls(KindOf(spec), listed) + len(shown)
+		},
+		run: func(ctx context.Context, r *nodeRun, ids []*nodeState) { r.describedStage(ctx, c, ids) },
+	}, true
+}
+
+// otherStages runs the stage of every kind but categories, over the
+// registry of resources, in parallel.
 func (r *nodeRun) otherStages(ctx context.Context, open []*nodeState) {
-	chats, imports := r.others(open, KindChat), r.others(open, KindImport)
+	// Each stage's ids are taken before any stage starts: an unknown id
+	// is asked of every kind, even one another stage finds meanwhile.
+	type planned struct {
+		stage nodeStage
+		ids   []*nodeState
+	}
+	var stages []planned
+	for _, spec := range resource.All {
+		if st, ok := stageOf(spec); ok && spec != resource.Categories {
+			stages = append(stages, planned{st, r.others(open, KindOf(spec))})
+		}
+	}
 	var wg sync.WaitGroup
-	wg.Go(func() { r.chatStage(ctx, chats) })
-	wg.Go(func() { r.importStage(ctx, imports) })
+	for _, p := range stages {
+		wg.Go(func() { p.stage.run(ctx, r, p.ids) })
+	}
 	wg.Wait()
 }
 
 // calls is the most the lookups of the open ids cost: each stage as it
-// plans them when every unknown id reaches it (none is a category).
+// plans them when every unknown id reaches it (none is a category). An
+// id of no kind known costs at most the family's first page, and for
+// each other kind its list's first page or a show (a show per field
+// asking it for chats): a bound that grows by one per kind.
 func (r *nodeRun) calls(open []*nodeState) int {
 	cats, _ := r.split(open)
 	n := r.l.categoryCalls(len(cats))
-	chats, imports := r.others(open, KindChat), r.others(open, KindImport)
-	listed, shown := r.chatPlan(chats)
-	n += r.listCalls(KindChat, listed) + r.chatShows(shown)
-	listed, shown = r.importPlan(imports)
-	return n + r.listCalls(KindImport, listed) + len(shown)
+	for _, spec := range resource.All {
+		if st, ok := stageOf(spec); ok && spec != resource.Categories {
+			n += st.calls(r, r.others(open, KindOf(spec)))
+		}
+	}
+	return n
 }
 
 // foundAll answers every key of s with obj.
@@ -587,7 +663,7 @@ func (l *Planner) categoryCalls(n int) int {
 	return min(n, familyPagesLeft(l, size))
 }
 
-// The chat and import stages: every id of that kind, and every unknown id
+// The chat and described stages: every id of that kind, and every unknown id
 // no earlier stage found. The ids whose selection takes a list's summary
 // are settled by the kind's whole list when its pages (as this key's last
 // read of the list told, else one) are fewer than those ids; the others,
@@ -620,17 +696,20 @@ func (r *nodeRun) chatStage(ctx context.Context, ids []*nodeState) {
 	})
 }
 
-func (r *nodeRun) importStage(ctx context.Context, ids []*nodeState) {
-	listed, shown := r.importPlan(ids)
+// describedStage looks ids up as objects of a described resource: by
+// its list, or one show each.
+func (r *nodeRun) describedStage(ctx context.Context, c restclient.Described, ids []*nodeState) {
+	spec := c.Describes()
+	k := KindOf(spec)
+	listed, shown := r.describedPlan(c, ids)
 	l := r.l
-	shown = append(shown, listImports(ctx, r, listed)...)
-	r.shows(ctx, KindImport, len(shown), shown, func(ctx context.Context, s *nodeState) error {
-		imp, err := l.client.GetImport(ctx, s.id)
+	shown = append(shown, listDescribed(ctx, r, c, listed)...)
+	r.shows(ctx, k, len(shown), shown, func(ctx context.Context, s *nodeState) error {
+		obj, err := l.show(ctx, c, s.id)
 		if err != nil {
 			return err
 		}
-		l.remember(KindImport, imp.ID)
-		r.foundAll(s, Object{Import: imp})
+		r.foundAll(s, Object{Spec: spec, Shown: obj})
 		return nil
 	})
 }
@@ -640,10 +719,19 @@ func (r *nodeRun) chatPlan(ids []*nodeState) (listed, shown []*nodeState) {
 	return r.listOrShow(KindChat, ids, true)
 }
 
-// importPlan splits ids into those the import list settles and those
-// shown.
-func (r *nodeRun) importPlan(ids []*nodeState) (listed, shown []*nodeState) {
-	return r.listOrShow(KindImport, ids, !r.l.routeMissing(restcache.TraitListImports))
+// describedPlan splits ids into those the resource's list settles and
+// those shown. When an element of the list is the object whole
+// (Collection.FromList), the list settles them all whenever its pages are
+// no more than the ids (one read for any number of them, in a family's
+// few accounts), and always on a server without the show.
+func (r *nodeRun) describedPlan(c restclient.Described, ids []*nodeState) (listed, shown []*nodeState) {
+	spec := c.Describes()
+	k := KindOf(spec)
+	listable := spec.List != "" && r.l.listMissing(spec) == nil
+	if listable && c.ListStandsForShow() && (r.l.showMissing(spec) || r.listCalls(k, ids) <= len(ids)) {
+		return ids, nil
+	}
+	return r.listOrShow(k, ids, listable)
 }
 
 func (r *nodeRun) listOrShow(k Kind, ids []*nodeState, listable bool) (listed, shown []*nodeState) {
@@ -669,12 +757,15 @@ func (r *nodeRun) chatShows(ids []*nodeState) int {
 	return n
 }
 
-// listPerPage is the page size of the list of kind k as node reads it.
-func listPerPage(k Kind) int {
-	if k == KindChat {
-		return restclient.ChatsPerPage
+// listPages is how many pages a node lookup reads of a list of kind k
+// that holds n objects: pages of the largest size its paging allows (one
+// for an unpaginated list).
+func listPages(k Kind, n int) int {
+	size := k.Spec().Paging.Largest()
+	if size <= 0 {
+		return 1
 	}
-	return restclient.ImportsMaxPerPage
+	return max(1, (n+size-1)/size)
 }
 
 // listCalls is how many pages of the list of kind k a read costs, as
@@ -686,27 +777,27 @@ func (r *nodeRun) listCalls(k Kind, ids []*nodeState) int {
 	}
 	if r.l.shared.Kinds != nil {
 		if n, ok := r.l.shared.Kinds.listSize(r.l.keyHash, k); ok {
-			return max(1, (n+listPerPage(k)-1)/listPerPage(k))
+			return listPages(k, n)
 		}
 	}
 	return 1
 }
 
-// listPage is one page of a list read by node: the ids of its elements,
-// by id, and the list's length it reported.
+// listPage is one page of a list read by node: its elements, by id, and
+// the list's length it reported.
 type listPage[T any] struct {
-	items map[string]*T
+	items map[string]T
 	total int
 }
 
 // listChats settles ids by the chat list, and returns those it does not.
 func listChats(ctx context.Context, r *nodeRun, ids []*nodeState) []*nodeState {
-	return readList(ctx, r, KindChat, ids, func(ctx context.Context, page int) (listPage[restclient.ChatSummary], error) {
+	return readList(ctx, r, KindChat, ids, func(ctx context.Context, page int) (listPage[*restclient.ChatSummary], error) {
 		p, err := r.l.client.ListChats(ctx, page)
 		if err != nil {
-			return listPage[restclient.ChatSummary]{}, err
+			return listPage[*restclient.ChatSummary]{}, err
 		}
-		out := listPage[restclient.ChatSummary]{items: make(map[string]*restclient.ChatSummary, len(p.Chats)), total: p.Pagination.TotalCount}
+		out := listPage[*restclient.ChatSummary]{items: make(map[string]*restclient.ChatSummary, len(p.Chats)), total: p.Pagination.TotalCount}
 		for i := range p.Chats {
 			out.items[p.Chats[i].ID] = &p.Chats[i]
 		}
@@ -714,21 +805,21 @@ func listChats(ctx context.Context, r *nodeRun, ids []*nodeState) []*nodeState {
 	}, func(c *restclient.ChatSummary) Object { return Object{ChatSummary: c} })
 }
 
-// listImports settles ids by the import list, and returns those it does
-// not.
-func listImports(ctx context.Context, r *nodeRun, ids []*nodeState) []*nodeState {
-	return readList(ctx, r, KindImport, ids, func(ctx context.Context, page int) (listPage[restclient.ImportSummary], error) {
-		p, err := r.l.client.ListImports(ctx, restclient.ListImportsOptions{Page: page, PerPage: restclient.ImportsMaxPerPage})
-		r.l.learnRoute(restcache.TraitListImports, err)
-		if err != nil {
-			return listPage[restclient.ImportSummary]{}, err
+// listDescribed settles ids by a described resource's list, and returns
+// those it does not.
+func listDescribed(ctx context.Context, r *nodeRun, c restclient.Described, ids []*nodeState) []*nodeState {
+	spec := c.Describes()
+	return readList(ctx, r, KindOf(spec), ids, func(ctx context.Context, page int) (listPage[any], error) {
+		p, err := c.ListAny(ctx, r.l.client, restclient.ListOptions{Page: page, PerPage: spec.Paging.Largest()})
+		if err = r.l.learnList(spec, err); err != nil {
+			return listPage[any]{}, err
 		}
-		out := listPage[restclient.ImportSummary]{items: make(map[string]*restclient.ImportSummary, len(p.Imports)), total: p.Meta.TotalCount}
-		for i := range p.Imports {
-			out.items[p.Imports[i].ID] = &p.Imports[i]
+		out := listPage[any]{items: make(map[string]any, len(p.Items)), total: p.Pagination.TotalCount}
+		for i, id := range p.IDs {
+			out.items[id] = p.Items[i]
 		}
 		return out, nil
-	}, func(i *restclient.ImportSummary) Object { return Object{ImportSummary: i} })
+	}, func(it any) Object { return Object{Spec: spec, Listed: it} })
 }
 
 // readList settles ids by the list of kind k: its first page, then, when
@@ -739,14 +830,14 @@ func listImports(ctx context.Context, r *nodeRun, ids []*nodeState) []*nodeState
 // long to read, or changed while read, or the upstream lacks it), for a
 // show each. A failure of the list fails every id.
 func readList[T any](ctx context.Context, r *nodeRun, k Kind, ids []*nodeState,
-	fetch func(context.Context, int) (listPage[T], error), obj func(*T) Object,
+	fetch func(context.Context, int) (listPage[T], error), obj func(T) Object,
 ) (left []*nodeState) {
 	if len(ids) == 0 {
 		return nil
 	}
 	l := r.l
 	first, err := fetch(ctx, 1)
-	if restclient.IsNoRoute(err) {
+	if restclient.IsNoRoute(err) || isUnsupported(err) {
 		return ids // a server without the list (learnt): a show each
 	}
 	if err != nil {
@@ -764,18 +855,17 @@ func readList[T any](ctx context.Context, r *nodeRun, k Kind, ids []*nodeState,
 	if first.total > len(first.items) {
 		missing := 0
 		for _, s := range ids {
-			if items[s.id] == nil {
+			if _, ok := items[s.id]; !ok {
 				missing++
 			}
 		}
-		pages := (first.total + listPerPage(k) - 1) / listPerPage(k)
-		if rest := pages - 1; rest < missing {
+		if rest := listPages(k, first.total) - 1; rest < missing {
 			items, complete = readRest(ctx, l, first, rest, fetch)
 		}
 	}
 	for _, s := range ids {
-		switch it := items[s.id]; {
-		case it != nil:
+		switch it, ok := items[s.id]; {
+		case ok:
 			l.remember(k, s.id)
 			r.foundAll(s, obj(it))
 		case complete:
@@ -793,7 +883,7 @@ func readList[T any](ctx context.Context, r *nodeRun, k Kind, ids []*nodeState,
 // distinct elements than it reported): what was read is returned anyway.
 func readRest[T any](ctx context.Context, l *Planner, first listPage[T], rest int,
 	fetch func(context.Context, int) (listPage[T], error),
-) (items map[string]*T, complete bool) {
+) (items map[string]T, complete bool) {
 	items = first.items
 	ctx, release, err := l.budget.Reserve(ctx, rest)
 	if err != nil {
@@ -810,7 +900,7 @@ func readRest[T any](ctx context.Context, l *Planner, first listPage[T], rest in
 		})
 	}
 	wg.Wait()
-	all := make(map[string]*T, first.total)
+	all := make(map[string]T, first.total)
 	for id, it := range first.items {
 		all[id] = it
 	}
@@ -856,6 +946,12 @@ func (r *nodeRun) shows(ctx context.Context, k Kind, n int, ids []*nodeState, lo
 		})
 	}
 	wg.Wait()
+}
+
+// isUnsupported reports whether err says the server lacks what was asked.
+func isUnsupported(err error) bool {
+	var u *UnsupportedError
+	return errors.As(err, &u)
 }
 
 func isNotFound(err error) bool {

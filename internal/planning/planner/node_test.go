@@ -12,6 +12,7 @@ import (
 	"github.com/suregql/suregql/internal/planning/planner"
 	"github.com/suregql/suregql/internal/state/restcache"
 	"github.com/suregql/suregql/restclient"
+	"github.com/suregql/suregql/restclient/resource"
 )
 
 // nodeEnv is a fake upstream and what the planners of its requests share
@@ -85,9 +86,9 @@ func wantNotFound(t *testing.T, objs []planner.Object, errs []error) {
 
 // The node fields of an operation are planned together, reserved once:
 // 20 never-seen ids on a standard key (a budget of 25) cost the family's
-// first page, then the chat and import lists' first pages, 3 calls for
-// all; the key was told they name nothing, so the next operation asking
-// them costs none.
+// first page, then the chat, import and account lists' first pages, 4
+// calls for all (one per kind); the key was told they name nothing, so
+// the next operation asking them costs none.
 func TestNodes_AliasedFieldsArePlannedTogether(t *testing.T) {
 	e := newNodeEnv(t)
 	ids := neverSeenIDs(1, 20)
@@ -95,7 +96,7 @@ func TestNodes_AliasedFieldsArePlannedTogether(t *testing.T) {
 	before := e.up.fake.Calls()
 	objs, errs := aliased(ctx, l, ids, true)
 	wantNotFound(t, objs, errs)
-	wantCalls(t, e.up.fake, before, 3)
+	wantCalls(t, e.up.fake, before, 4)
 
 	l, ctx = e.op(t, restclienttest.ReadOnlyKey)
 	before = e.up.fake.Calls()
@@ -107,20 +108,21 @@ func TestNodes_AliasedFieldsArePlannedTogether(t *testing.T) {
 // When the plan of the operation's node fields does not fit the budget,
 // every field is refused before any call: never some spent and some
 // refused. Selections that need each object's show cost the family's
-// page and a chat and an import show per id: 1+2×12 = 25 fits a standard
-// key's budget, 1+2×13 = 27 does not.
+// page and the account list (its elements are accounts whole), and a chat
+// and an import show per id: 2+2×11 = 24 fits a standard key's budget,
+// 2+2×12 = 26 does not.
 func TestNodes_AliasedFieldsAreRefusedWholeAtNoCall(t *testing.T) {
 	for _, tc := range []struct {
 		ids     int
 		refused bool
-	}{{12, false}, {13, true}, {20, true}} {
+	}{{11, false}, {12, true}, {20, true}} {
 		t.Run(fmt.Sprint(tc.ids), func(t *testing.T) {
 			e := newNodeEnv(t)
 			l, ctx := e.op(t, restclienttest.ReadOnlyKey)
 			objs, errs := aliased(ctx, l, neverSeenIDs(2, tc.ids), false)
 			if !tc.refused {
 				wantNotFound(t, objs, errs)
-				wantCalls(t, e.up.fake, 0, 1+2*tc.ids)
+				wantCalls(t, e.up.fake, 0, 2+2*tc.ids)
 				return
 			}
 			var tooExpensive *planner.TooExpensiveError
@@ -129,8 +131,8 @@ func TestNodes_AliasedFieldsAreRefusedWholeAtNoCall(t *testing.T) {
 					t.Errorf("field %d: %v, want a TooExpensiveError", i, err)
 				}
 			}
-			if tooExpensive != nil && tooExpensive.Planned != 1+2*tc.ids {
-				t.Errorf("planned %d calls, want %d", tooExpensive.Planned, 1+2*tc.ids)
+			if tooExpensive != nil && tooExpensive.Planned != 2+2*tc.ids {
+				t.Errorf("planned %d calls, want %d", tooExpensive.Planned, 2+2*tc.ids)
 			}
 			wantCalls(t, e.up.fake, 0, 0)
 		})
@@ -163,13 +165,13 @@ func TestNodes_KnownKindsCostOneCall(t *testing.T) {
 			t.Errorf("node(category) = %+v, want %q", obj, cat.Name)
 		}
 	}
-	ask(chat.ID, 3) // a kind not known: the family's page, a chat and an import show
-	ask(imp, 3)
+	ask(chat.ID, 4) // a kind not known: the family's page, a chat and an import show, the account list
+	ask(imp, 4)
 	for range 2 {
 		if obj := ask(chat.ID, 1); obj.Chat == nil || obj.Chat.Title != chat.Title {
 			t.Errorf("node(chat) = %+v, want %q", obj, chat.Title)
 		}
-		if obj := ask(imp, 1); obj.Import == nil || obj.Import.ID != imp {
+		if obj := ask(imp, 1); obj.Spec != resource.Imports || obj.Shown.(*restclient.Import).ID != imp {
 			t.Errorf("node(import) = %+v, want %s", obj, imp)
 		}
 	}
@@ -232,14 +234,14 @@ func mustChats(t *testing.T) paging.Request {
 }
 
 // 35 never-seen ids of an unlimited key fit the cap of 100 calls: the
-// family's first page settles them as categories, the chat and import
-// lists as chats and imports (35×3 = 105 shows before).
+// family's first page settles them as categories, the chat, import and
+// account lists as chats, imports and accounts (35×4 = 140 shows before).
 func TestNodes_ManyNeverSeenIDsFitTheCap(t *testing.T) {
 	e := newNodeEnv(t, restclienttest.WithUnlimited())
 	l, ctx := e.op(t, restclienttest.DemoKey)
 	objs, errs := l.Nodes(ctx, planner.NodeRequest{IDs: neverSeenIDs(3, 35), Summaries: true})
 	wantNotFound(t, objs, errs)
-	wantCalls(t, e.up.fake, 0, 3)
+	wantCalls(t, e.up.fake, 0, 4)
 }
 
 // 100 known category ids of the 5,000-category family: the family's 50
@@ -290,19 +292,19 @@ func TestNodes_NotFoundIsForgottenByTheKeysWrites(t *testing.T) {
 		}
 		wantCalls(t, e.up.fake, before, calls)
 	}
-	ask(3)
+	ask(4) // the family's page, a chat and an import show, the account list
 	ask(0)
 	l, ctx := e.op(t, key)
 	if _, err := l.CreateChat(ctx, restclient.CreateChatRequest{Title: "Rent"}); err != nil {
 		t.Fatal(err)
 	}
-	ask(3)
+	ask(4)
 	ask(0)
 	l, ctx = e.op(t, key)
 	if _, err := l.CreateCategory(ctx, restclient.CreateCategoryRequest{Name: "Node tests"}); err != nil {
 		t.Fatal(err)
 	}
-	ask(3)
+	ask(4)
 	ask(0)
 }
 
@@ -310,9 +312,9 @@ func TestNodes_NotFoundIsForgottenByTheKeysWrites(t *testing.T) {
 // and taking a list element: its whole list, read once its first page
 // tells its length, costs fewer calls than a show each, and finds those on
 // every page. The first time, the ids not handed out yet are also looked
-// up as categories (a show each: fewer than the family's other 49 pages)
-// and imports (the import list's 2 pages); then, known as chats, the chat
-// list's 13 pages alone.
+// up as categories (a show each: fewer than the family's other 49 pages),
+// imports (the import list's 2 pages) and accounts (their list's page);
+// then, known as chats, the chat list's 13 pages alone.
 func TestNodes_ALongListIsReadWhole(t *testing.T) {
 	e := newNodeEnv(t)
 	key := restclienttest.LargeFamilyKey
@@ -326,7 +328,7 @@ func TestNodes_ALongListIsReadWhole(t *testing.T) {
 		t.Fatal(err)
 	}
 	unknown := len(ids) - 3 // 0, 9 and 18 were handed out
-	for round, want := range []int{1 + unknown + 13 + 2, 13} {
+	for round, want := range []int{1 + unknown + 13 + 2 + 1, 13} {
 		l, ctx := e.op(t, key)
 		before := e.up.fake.Calls()
 		objs, errs := l.Nodes(ctx, planner.NodeRequest{IDs: ids, Summaries: true})

@@ -37,16 +37,5 @@ var messageOrder = paging.Order[*restclient.Message]{
 	Compare: strings.Compare,
 }
 
-// timeKeyLayout has a fixed width, so that keys of times in years 0..9999
-// sort as text in time order.
-const timeKeyLayout = "2006-01-02T15:04:05.000000000Z"
-
-func timeKey(t time.Time) string { return t.UTC().Format(timeKeyLayout) }
-
-// importOrder: newest first (created_at descending), ties unknown.
-var importOrder = paging.Order[*restclient.ImportSummary]{
-	Identify: func(i *restclient.ImportSummary) paging.Anchor {
-		return paging.Anchor{ID: i.ID, Key: timeKey(i.CreatedAt)}
-	},
-	Compare: func(a, b string) int { return strings.Compare(b, a) },
-}
+// timeKey is a time as an order key: text that sorts as the times do.
+func timeKey(t time.Time) string { return restclient.TimeKey(t) }

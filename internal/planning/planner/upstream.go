@@ -41,7 +41,6 @@ func (e *UnsupportedError) Error() string {
 var (
 	errNoClassification = &UnsupportedError{What: "category classification", Removed: "v0.6.9"}
 	errNoCreateCategory = &UnsupportedError{What: "category creation", Since: "v0.7.1"}
-	errNoImportsList    = &UnsupportedError{What: "list of imports", Since: "v0.6.7"}
 )
 
 // traits returns the store of what is known of the upstream: the shared

@@ -8,6 +8,7 @@ import (
 
 	"github.com/suregql/suregql/internal/state/callerkey"
 	"github.com/suregql/suregql/restclient"
+	"github.com/suregql/suregql/restclient/resource"
 )
 
 // Window is how long an answer of one kind is served without a call: Short
@@ -18,15 +19,31 @@ type Window struct {
 	Short, Long time.Duration
 }
 
-// The freshness of each resource (README, "Freshness"). Categories change
-// a few times a year, chats by the minute, a settled import never.
+// The window of each freshness class (README, "Freshness"), which each
+// resource's description names for its list and its show
+// (resource.Freshness). Categories change a few times a year, chats by
+// the minute, a settled import never.
 var (
-	CategoriesWindow     = Window{Short: 30 * time.Second, Long: 5 * time.Minute}
-	ChatsWindow          = Window{Short: 3 * time.Second, Long: 30 * time.Second}
-	SettledImportWindow  = Window{Short: 6 * time.Minute, Long: time.Hour}
-	ImportsListWindow    = Window{Short: 3 * time.Second, Long: 30 * time.Second}
-	longestDefaultWindow = SettledImportWindow.Long
+	CategoriesWindow    = Window{Short: 30 * time.Second, Long: 5 * time.Minute} // resource.Slow
+	ChatsWindow         = Window{Short: 3 * time.Second, Long: 30 * time.Second} // resource.Moving
+	SettledImportWindow = Window{Short: 6 * time.Minute, Long: time.Hour}        // resource.Settled
+	// ImportsListWindow is the window of a list of imports, all settled:
+	// a moving list's.
+	ImportsListWindow = ChatsWindow
 )
+
+// ClassWindow returns the window of a freshness class.
+func ClassWindow(c resource.Class) Window {
+	switch c {
+	case resource.Slow:
+		return CategoriesWindow
+	case resource.Moving:
+		return ChatsWindow
+	case resource.Settled:
+		return SettledImportWindow
+	}
+	return Window{}
+}
 
 // LongSpent is the share of its window's calls a key has spent when its
 // answers are served at the long end of their windows: between none and
@@ -34,34 +51,47 @@ var (
 const LongSpent = 0.9
 
 // DefaultWindows returns the window of the answer resp of a GET at path
-// (relative to /api/v1); ok is false when the answer must never be served
-// from freshness: an import not settled (pending, importing, reverting),
-// or a list of imports holding one, may change by itself any moment.
-// A chat awaiting its assistant's reply is never kept at all (see
-// restclient.AwaitsReply).
+// (relative to /api/v1), as the description of its resource gives it
+// (resource.Freshness: its list's class, or its show's for a path past
+// the list, a chat's messages included); ok is false when the answer must
+// never be served from freshness: one of a resource not described, or
+// one holding an object of a resource that settles (an import) not
+// settled yet (pending, importing, reverting), which may change by itself
+// any moment. A chat awaiting its assistant's reply is never kept at all
+// (see restclient.AwaitsReply).
 func DefaultWindows(path string, resp *restclient.Response) (w Window, ok bool) {
-	switch restclient.Endpoint("GET", path) {
-	case "GET /api/v1/categories", "GET /api/v1/categories/{id}":
-		return CategoriesWindow, true
-	case "GET /api/v1/chats", "GET /api/v1/chats/{id}", "GET /api/v1/chats/{id}/messages":
-		return ChatsWindow, true
-	case "GET /api/v1/imports/{id}":
-		return SettledImportWindow, restclient.ImportsSettled(path, resp)
-	case "GET /api/v1/imports":
-		return ImportsListWindow, restclient.ImportsSettled(path, resp)
+	spec := resource.Of(path)
+	if spec == nil {
+		return Window{}, false
 	}
-	return Window{}, false
+	show := restclient.PartOf(path) != spec.Name+"/"
+	class := spec.Fresh.List
+	if show {
+		class = spec.Fresh.Show
+	}
+	if !spec.Fresh.Settles {
+		return ClassWindow(class), true
+	}
+	c := restclient.CollectionOf(spec)
+	return ClassWindow(class), c != nil && c.SettledAnswer(resp, show)
 }
 
-// longestWindow is the longest DefaultWindows gives an answer of path.
+// longestWindow is the longest DefaultWindows gives an answer of path:
+// of any resource for a path of none.
 func longestWindow(path string) time.Duration {
-	switch restclient.ResourceOf(path) {
-	case restclient.Categories:
-		return CategoriesWindow.Long
-	case restclient.Chats:
-		return ChatsWindow.Long
+	if spec := resource.Of(path); spec != nil {
+		return specLongest(spec)
 	}
-	return longestDefaultWindow
+	var d time.Duration
+	for _, spec := range resource.All {
+		d = max(d, specLongest(spec))
+	}
+	return d
+}
+
+// specLongest is the longest window of an answer of spec.
+func specLongest(spec *resource.Spec) time.Duration {
+	return max(ClassWindow(spec.Fresh.List).Long, ClassWindow(spec.Fresh.Show).Long)
 }
 
 // Freshness decides, when an answer is read, whether it is served without
@@ -146,9 +176,9 @@ func (f *Freshness) Keep(path string) time.Duration {
 // KeepAtMost is how long any answer is held at most (Redis keeps write
 // generations longer than that).
 func (f *Freshness) KeepAtMost() time.Duration {
-	d := f.Keep("imports")
-	for _, p := range []string{"categories", "chats"} {
-		d = max(d, f.Keep(p))
+	var d time.Duration
+	for _, spec := range resource.All {
+		d = max(d, f.Keep(string(spec.Name)))
 	}
 	return d
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/suregql/suregql/internal/state/callerkey"
 	"github.com/suregql/suregql/restclient"
+	"github.com/suregql/suregql/restclient/resource"
 )
 
 // byKey is a bounded map from key hash to V: the least recently used key is
@@ -146,8 +147,8 @@ func foldParts(m map[restclient.Resource]uint64) {
 			delete(m, r)
 		}
 	}
-	for _, r := range []restclient.Resource{restclient.Categories, restclient.Chats, restclient.Imports} {
-		m[r] += most + 1
+	for _, spec := range resource.All {
+		m[spec.Name] += most + 1
 	}
 }
 
