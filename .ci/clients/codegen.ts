@@ -1,7 +1,7 @@
 import type { CodegenConfig } from '@graphql-codegen/cli';
 
-// The running facade answers introspection without an API key; a path to
-// suregql's schema.graphqls works as well.
+// The running facade answers introspection without an API key; the SDL
+// `go run ./cmd/printschema` prints (every schema file, merged) works as well.
 const config: CodegenConfig = {
   schema: process.env.SUREGQL_URL ?? 'http://localhost:8080/graphql',
   documents: ['src/**/*.ts', '!src/gql/**'],
@@ -10,9 +10,10 @@ const config: CodegenConfig = {
       preset: 'client',
       config: {
         // suregql's custom scalars, as they travel in JSON: DateTime is an
-        // RFC 3339 string ("2026-11-22T05:00:00Z"), JSON any JSON value.
+        // RFC 3339 string ("2026-11-22T05:00:00Z"), JSON any JSON value,
+        // SafeInt a JSON number within ±(2^53−1) (money's minor units).
         // strictScalars fails the generation if the schema gains another.
-        scalars: { DateTime: 'string', JSON: 'unknown' },
+        scalars: { DateTime: 'string', JSON: 'unknown', SafeInt: 'number' },
         strictScalars: true,
       },
     },
