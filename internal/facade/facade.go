@@ -236,13 +236,14 @@ func New(cfg Config) http.Handler {
 	}
 	// Every line logged with a request's context names the request.
 	log := slog.New(requestid.LogHandler(cfg.Log.Handler()))
-	// The keys the upstream accepted: whose operation names the metrics
+	// The one record of the keys the upstream accepted, fed by the
+	// planners from every answer: whose operation names the metrics
 	// label, and whose subscriptions are not held to the share of keys
 	// not proven yet.
-	accepted := newAcceptedKeys()
+	accepted := &restcache.AcceptedKeys{}
 	hubOpts := live.Options{
 		Poll: pollUpstream, MaxPerKey: cfg.MaxSubscriptionsPerKey, MaxTotal: cfg.MaxSubscriptions,
-		Meter: liveMeter(cfg.Metrics), Log: log, Draining: cfg.Draining, Accepted: accepted.has,
+		Meter: liveMeter(cfg.Metrics), Log: log, Draining: cfg.Draining, Accepted: accepted.AcceptedID,
 	}
 	if cfg.Redis != nil {
 		hubOpts.Replicas = cfg.Redis.Live() // one poll per key and resource across the replicas
@@ -376,7 +377,7 @@ func (cfg Config) withDefaults() Config {
 // the response middlewares an answer passes when it shares another's
 // execution (see gqlhttp.Options.Waited). accepted tells the metrics
 // which keys' operation names to label.
-func newExecutor(cfg Config, log *slog.Logger, accepted *acceptedKeys, hub *live.Hub) (*executor.Executor, []graphql.ResponseMiddleware) {
+func newExecutor(cfg Config, log *slog.Logger, accepted *restcache.AcceptedKeys, hub *live.Hub) (*executor.Executor, []graphql.ResponseMiddleware) {
 	exec := executor.New(graph.NewSchema(graph.Config{
 		Resolvers:  &graph.Resolver{Live: hub},
 		Complexity: graph.Complexity(),
@@ -455,7 +456,7 @@ func newExecutor(cfg Config, log *slog.Logger, accepted *acceptedKeys, hub *live
 // upstream client and the stores that save calls across requests, in
 // memory or (with cfg.Redis) in Redis. accepted learns from every
 // upstream answer which keys the upstream accepts.
-func newShared(cfg Config, log *slog.Logger, accepted *acceptedKeys) *planner.Shared {
+func newShared(cfg Config, log *slog.Logger, accepted *restcache.AcceptedKeys) *planner.Shared {
 	shared := &planner.Shared{
 		Upstream:  cfg.Upstream,
 		Coalescer: cfg.Coalescer,
@@ -463,6 +464,7 @@ func newShared(cfg Config, log *slog.Logger, accepted *acceptedKeys) *planner.Sh
 		MaxCalls:  cfg.MaxUpstreamCalls,
 		Log:       log,
 		KeyChecks: &restcache.KeyChecks{},
+		Accepted:  accepted,
 	}
 	if cfg.NewKeyCalls > 0 {
 		shared.NewKeys = &restcache.NewKeyCalls{Rate: float64(cfg.NewKeyCalls)}
@@ -487,7 +489,6 @@ func newShared(cfg Config, log *slog.Logger, accepted *acceptedKeys) *planner.Sh
 	if cfg.Metrics != nil {
 		shared.Meter = cfg.Metrics
 	}
-	shared.Answered = accepted.learn
 	if cfg.TracerProvider != nil {
 		shared.Upstream = shared.Upstream.WithTransport(tracedUpstream(cfg.TracerProvider, cfg.Propagator))
 	}

@@ -1,12 +1,8 @@
 package facade
 
 import (
-	"fmt"
-	"net/http"
 	"net/url"
 	"testing"
-
-	"github.com/suregql/suregql/internal/state/callerkey"
 )
 
 // A span's URL is its endpoint's template on the upstream's origin, under
@@ -28,40 +24,5 @@ func TestURLTemplate(t *testing.T) {
 		if full, tmpl := urlTemplate(u, tc.endpoint); full != tc.full || tmpl != tc.tmpl {
 			t.Errorf("urlTemplate(%s, %s) = %s, %s; want %s, %s", tc.url, tc.endpoint, full, tmpl, tc.full, tc.tmpl)
 		}
-	}
-}
-
-// acceptedKeys learns a key from a 2xx, forgets it at a 401, ignores
-// other answers, and holds at most maxAcceptedKeys.
-func TestAcceptedKeys(t *testing.T) {
-	a := newAcceptedKeys()
-	ring := callerkey.NewRing(nil, false)
-	k, other := ring.Key("k"), ring.Key("other")
-	a.learn(k, http.StatusNotFound)
-	a.learn(k, http.StatusTooManyRequests)
-	if a.has(k.ID()) {
-		t.Error("a key answered 404 and 429 only is accepted")
-	}
-	a.learn(k, http.StatusOK)
-	if !a.has(k.ID()) || a.has(other.ID()) || a.has("") {
-		t.Error("a key answered 200 is not accepted, or another is")
-	}
-	a.learn(k, http.StatusServiceUnavailable)
-	if !a.has(k.ID()) {
-		t.Error("a 503 forgot the key")
-	}
-	a.learn(k, http.StatusUnauthorized)
-	if a.has(k.ID()) {
-		t.Error("a key answered 401 is still accepted")
-	}
-	for i := range maxAcceptedKeys + 100 {
-		a.learn(ring.Key(fmt.Sprint("key-", i)), http.StatusCreated)
-	}
-	if n := len(a.ids); n != maxAcceptedKeys {
-		t.Errorf("%d keys held, want %d", n, maxAcceptedKeys)
-	}
-	var nilKeys *acceptedKeys
-	if nilKeys.has("k") {
-		t.Error("a nil acceptedKeys accepts a key")
 	}
 }

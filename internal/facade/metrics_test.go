@@ -343,3 +343,29 @@ func TestMetrics_StrangersCannotTakeTheNameSlots(t *testing.T) {
 		t.Errorf("suregql_operations_total =\n%v\nwant\n%v", got, want)
 	}
 }
+
+// The metrics know a key the upstream authenticated by any answer that
+// shows it (restclient.Call.KeyVerdict), not by a 2xx only: a key whose
+// first answer is Sure's 404 for a chat it does not have (an
+// authenticated answer, with the key's rate-limit reading) has its
+// operation's name labelled, as the breaker and the bound of new keys
+// count it accepted. A stranger's 401 still labels nothing.
+func TestMetrics_AKeyAcceptedByAnAuthenticatedNotFound(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, withConfig(func(c *facade.Config) { c.Metrics = metrics.New() }))
+	const key = "a-key-whose-first-answer-is-a-404"
+	e.upstream.AddKey(key, restclienttest.DemoKey)
+	const q = `query %s { chat(id: "6f1c7d0e-4c57-4bde-9a3c-3f6c1b8a0d11") { id } }`
+	wantError(t, e.do("a-key-the-upstream-never-issued", fmt.Sprintf(q, "Stranger"), nil), "UNAUTHENTICATED")
+	wantError(t, e.do(key, fmt.Sprintf(q, "FirstAnswerNotFound"), nil), "NOT_FOUND")
+
+	families, _ := scrapeMetrics(t, e.server.URL+"/metrics")
+	got := series(families, "suregql_operations_total")
+	want := map[string]float64{
+		`operation="other",outcome="UNAUTHENTICATED",type="query"`:         1,
+		`operation="FirstAnswerNotFound",outcome="NOT_FOUND",type="query"`: 1,
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("suregql_operations_total =\n%v\nwant\n%v", got, want)
+	}
+}

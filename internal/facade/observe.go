@@ -16,6 +16,7 @@ import (
 	"github.com/suregql/suregql/internal/limits/querylimit"
 	"github.com/suregql/suregql/internal/observe/metrics"
 	"github.com/suregql/suregql/internal/planning/planner"
+	"github.com/suregql/suregql/internal/state/restcache"
 )
 
 // errorCodes is the closed set of extensions.code values an answer may
@@ -59,7 +60,7 @@ type observer struct {
 	tracer  trace.Tracer     // nil: no spans
 	// accepted are the keys whose operations' names the metrics label
 	// (metrics.AdmitOperationName); nil admits none.
-	accepted *acceptedKeys
+	accepted *restcache.AcceptedKeys
 }
 
 var _ interface {
@@ -225,7 +226,7 @@ func (o *observer) record(ctx context.Context, resp *graphql.Response, span trac
 		d = time.Since(start)
 	}
 	a := readErrors(resp)
-	if name != "" && o.accepted.has(gqlhttp.CallerID(ctx)) {
+	if name != "" && o.accepted.AcceptedID(gqlhttp.CallerID(ctx)) {
 		// A name gets a series of its own only from a caller the upstream
 		// accepted, so that strangers cannot take the bounded set.
 		o.metrics.AdmitOperationName(name)

@@ -50,10 +50,13 @@ type Shared struct {
 	// Meter is told of every request sent upstream, retries included (for
 	// metrics); nil tells no one.
 	Meter Meter
-	// Answered, when not nil, is told of the status of every upstream
-	// answer, with the caller's key: the edge learns from it which keys
-	// the upstream accepts.
-	Answered func(key callerkey.Key, status int)
+	// Accepted is the record of the keys the upstream accepted
+	// (restcache.AcceptedKeys): the planners feed it from every answer,
+	// in observe, the one place every call of every caller is seen, and
+	// before the breaker hears of the call (restclient.Client's order);
+	// the breaker, the bound of new keys, metrics, persisted queries and
+	// subscriptions read it. nil learns nothing: every key is new.
+	Accepted *restcache.AcceptedKeys
 	// Now is the clock for rate-limit windows; nil means time.Now.
 	Now func() time.Time
 	// Kinds remembers the kind of every id handed out to each key, so that
@@ -299,6 +302,7 @@ func (l *Planner) observe(ctx context.Context, c restclient.Call) {
 			l.shared.RateLimits.Observe(l.apiKey, *rl)
 		}
 	}
+	l.shared.Accepted.Learn(l.apiKey, c)
 	if c.Status == http.StatusUnauthorized {
 		l.shared.forgetKey(l.apiKey)
 	} else if stands(c) {
@@ -311,9 +315,6 @@ func (l *Planner) observe(ctx context.Context, c restclient.Call) {
 			// for from.
 			l.shared.KeyChecks.Stood(l.apiKey, l.shared.now())
 		}
-	}
-	if l.shared.Answered != nil && c.Status != 0 {
-		l.shared.Answered(l.apiKey, c.Status)
 	}
 	log := l.shared.Log
 	switch {
