@@ -25,13 +25,14 @@ func (e *NewKeyLimitError) RetrySeconds() int {
 }
 
 // admitNewKey lets a call of the planner's key through the bound of
-// calls of keys the upstream has not accepted yet (Shared.NewKeys):
-// first attempts only, a retry being the same call.
+// calls of keys the upstream has not accepted yet (Shared.NewKeys): a key
+// in Shared.Accepted passes; another takes a call from the bound, first
+// attempts only, a retry being the same call.
 func (l *Planner) admitNewKey(attempt int) error {
-	if attempt > 0 || l.shared.NewKeys == nil {
+	if attempt > 0 || l.shared.NewKeys == nil || l.shared.Accepted.Accepted(l.apiKey) {
 		return nil
 	}
-	if wait, ok := l.shared.NewKeys.Admit(l.apiKey, l.shared.now()); !ok {
+	if wait, ok := l.shared.NewKeys.Admit(l.shared.now()); !ok {
 		return &NewKeyLimitError{RetryAfter: wait}
 	}
 	return nil

@@ -74,8 +74,8 @@ type Shared struct {
 	// for the rest of its window. nil serves stale without asking.
 	KeyChecks *restcache.KeyChecks
 	// NewKeys bounds the calls of keys the upstream has not accepted yet
-	// (strangers' random keys among them): past it they are refused
-	// (NewKeyLimitError) without a call. nil bounds nothing.
+	// (not in Accepted; strangers' random keys among them): past it they
+	// are refused (NewKeyLimitError) without a call. nil bounds nothing.
 	NewKeys *restcache.NewKeyCalls
 	// Traits keeps what answers showed of the upstream server (its
 	// version's features, its page sizes), for every key; nil keeps them
@@ -102,7 +102,8 @@ func (s *Shared) now() time.Time {
 // forgetKey drops everything shared about key: the upstream answered 401,
 // so the key is unknown or revoked and must leave nothing behind, nor keep
 // being served from the cache. Only its rejection is remembered, for a
-// short time (RejectedKeys), by its id.
+// short time (RejectedKeys), by its id. (Accepted forgot it by the same
+// answer, in Learn: a new key again.)
 func (s *Shared) forgetKey(apiKey callerkey.Key) {
 	if s.RejectedKeys != nil {
 		s.RejectedKeys.Reject(apiKey, s.now())
@@ -118,9 +119,6 @@ func (s *Shared) forgetKey(apiKey callerkey.Key) {
 	}
 	if s.KeyChecks != nil {
 		s.KeyChecks.Forget(apiKey)
-	}
-	if s.NewKeys != nil {
-		s.NewKeys.Forget(apiKey)
 	}
 	if s.Kinds != nil {
 		s.Kinds.forgetKey(keyHashOf(apiKey))
@@ -302,13 +300,13 @@ func (l *Planner) observe(ctx context.Context, c restclient.Call) {
 			l.shared.RateLimits.Observe(l.apiKey, *rl)
 		}
 	}
-	l.shared.Accepted.Learn(l.apiKey, c)
-	if c.Status == http.StatusUnauthorized {
+	if l.shared.Accepted.Learn(l.apiKey, c) && l.shared.NewKeys != nil {
+		l.shared.NewKeys.GiveBack() // the call the key's first request took
+	}
+	switch c.KeyVerdict() {
+	case restclient.KeyRejected:
 		l.shared.forgetKey(l.apiKey)
-	} else if stands(c) {
-		if l.shared.NewKeys != nil {
-			l.shared.NewKeys.Accepted(l.apiKey)
-		}
+	case restclient.KeyAccepted:
 		if l.shared.KeyChecks != nil && rl != nil && rl.Remaining == 0 {
 			// The key stands, and its calls will be refused locally
 			// until its reset: the moment its stale answers are vouched
@@ -329,14 +327,6 @@ func (l *Planner) observe(ctx context.Context, c restclient.Call) {
 		log.DebugContext(ctx, "upstream call", "endpoint", c.Endpoint, "status", c.Status,
 			"duration", c.Duration.Round(time.Microsecond), "attempt", c.Attempt)
 	}
-}
-
-// stands reports whether c's answer is one Sure gives only to a key it
-// authenticated: a 2xx, or a 429 with its rate-limit reading (Sure
-// authenticates before it counts a key's calls, and says how many are
-// left only to a key it knows).
-func stands(c restclient.Call) bool {
-	return c.Status >= 200 && c.Status < 300 || c.Status == http.StatusTooManyRequests && c.RateLimit != nil
 }
 
 // idNamesNothing reports whether c is a lookup by id the upstream answered

@@ -17,9 +17,10 @@ func TestUnknownKeysLeaveNothingBehind(t *testing.T) {
 	u := newUpstream(t)
 	cache := restcache.NewCache(1000, time.Hour)
 	rateLimits, familySizes := &restcache.RateLimits{}, &restcache.FamilySizes{}
-	newKeys, checks := &restcache.NewKeyCalls{}, &restcache.KeyChecks{}
+	accepted, checks := &restcache.AcceptedKeys{}, &restcache.KeyChecks{}
 	shared := &planner.Shared{
-		NewKeys:     newKeys,
+		Accepted:    accepted,
+		NewKeys:     &restcache.NewKeyCalls{},
 		KeyChecks:   checks,
 		Upstream:    u.client(t),
 		Cache:       cache,
@@ -41,7 +42,7 @@ func TestUnknownKeysLeaveNothingBehind(t *testing.T) {
 		"family sizes":   familySizes.Len(),
 		"generations":    cache.Generations().Len(),
 		"cached answers": cache.Len(),
-		"accepted keys":  newKeys.Len(),
+		"accepted keys":  accepted.Len(),
 		"key checks":     checks.Len(),
 	} {
 		if n != 0 {

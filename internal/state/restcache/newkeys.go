@@ -3,8 +3,6 @@ package restcache
 import (
 	"sync"
 	"time"
-
-	"github.com/suregql/suregql/internal/state/callerkey"
 )
 
 // Defaults of NewKeyCalls. With them a flood of new keys cannot push out
@@ -17,18 +15,19 @@ const (
 )
 
 // NewKeyCalls bounds the upstream calls made with keys the upstream has
-// not accepted yet (in this process): a key seen for the first time, a
-// mistyped one, a stranger's random one. Each such call costs the upstream
-// a request (a stranger's, a 401), and every 401 takes a place in
-// RejectedKeys: unbounded, a flood of new keys reached the upstream at
-// the flood's rate (2,960 a second in issue 25) and pushed older
-// rejections out, each then costing a call again. The bound is a token
-// bucket shared by every such key, as a gateway limits its failed
-// authentications: Burst calls at once, Rate a second after. A key whose
-// answer shows the upstream accepts it gives its token back and is free
-// of the bound from then on (the keys accepted are remembered, at most
-// MaxAccepted of them, the least recently accepted forgotten first); a
-// 401 makes it new again. It is per process, as RejectedKeys is.
+// not accepted yet (AcceptedKeys, in this process): a key seen for the
+// first time, a mistyped one, a stranger's random one. Each such call
+// costs the upstream a request (a stranger's, a 401), and every 401 takes
+// a place in RejectedKeys: unbounded, a flood of new keys reached the
+// upstream at the flood's rate (2,960 a second in issue 25) and pushed
+// older rejections out, each then costing a call again. The bound is a
+// token bucket shared by every such key, as a gateway limits its failed
+// authentications: Burst calls at once, Rate a second after. It holds no
+// keys: the planner's gate asks AcceptedKeys whether a call's key is new,
+// and takes a token only then; an answer that makes a key accepted gives
+// its token back (GiveBack), and the key is free of the bound from then
+// on, until a 401 makes it new again. It is per process, as RejectedKeys
+// and AcceptedKeys are.
 //
 // The bound is global, not per client address: the address a server sees
 // behind a load balancer is the balancer's, and a flood from many
@@ -42,15 +41,11 @@ type NewKeyCalls struct {
 	Rate float64
 	// Burst is how many calls it holds; 0 means DefaultNewKeyBurst.
 	Burst int
-	// MaxAccepted bounds the accepted keys remembered; 0 means
-	// DefaultMaxKeys.
-	MaxAccepted int
 
-	init     sync.Once
-	mu       sync.Mutex
-	tokens   float64
-	last     time.Time       // when tokens was counted
-	accepted byKey[struct{}] // keys the upstream accepted
+	init   sync.Once
+	mu     sync.Mutex
+	tokens float64
+	last   time.Time // when tokens was counted
 }
 
 func (n *NewKeyCalls) setUp() {
@@ -61,19 +56,15 @@ func (n *NewKeyCalls) setUp() {
 		if n.Burst <= 0 {
 			n.Burst = DefaultNewKeyBurst
 		}
-		n.accepted.max = n.MaxAccepted
 		n.tokens = float64(n.Burst)
 	})
 }
 
-// Admit reports whether a call of key may be sent at now: always for a
-// key the upstream accepted; for another while the bucket holds a call,
-// which it takes. Refused, wait is how long until it holds one again.
-func (n *NewKeyCalls) Admit(key callerkey.Key, now time.Time) (wait time.Duration, ok bool) {
+// Admit reports whether a call of a key the upstream has not accepted may
+// be sent at now: while the bucket holds a call, which it takes. Refused,
+// wait is how long until it holds one again.
+func (n *NewKeyCalls) Admit(now time.Time) (wait time.Duration, ok bool) {
 	n.setUp()
-	if n.accepted.lru().Contains(key.ID()) {
-		return 0, true
-	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.refill(now)
@@ -94,30 +85,14 @@ func (n *NewKeyCalls) refill(now time.Time) {
 	n.last = now
 }
 
-// Accepted records that the upstream answered key as only a key it
-// accepts is answered: a key new until then gives back the call its
-// first request took.
-func (n *NewKeyCalls) Accepted(key callerkey.Key) {
+// GiveBack returns the call a new key's first request took, once an
+// answer made the key accepted (AcceptedKeys.Learn reported it): a valid
+// key costs the bound nothing.
+func (n *NewKeyCalls) GiveBack() {
 	n.setUp()
-	if key.ID() == "" {
-		return
-	}
-	if n.accepted.lru().Contains(key.ID()) {
-		return
-	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.accepted.lru().Contains(key.ID()) {
-		return // accepted by a call alongside
-	}
-	n.accepted.lru().Add(key.ID(), struct{}{})
 	n.tokens = min(n.tokens+1, float64(n.Burst))
-}
-
-// Forget makes key new again (the upstream rejected it).
-func (n *NewKeyCalls) Forget(key callerkey.Key) {
-	n.setUp()
-	n.accepted.lru().Remove(key.ID())
 }
 
 // RejectionsWithin returns how many keys the calls this admits may have
@@ -126,10 +101,4 @@ func (n *NewKeyCalls) Forget(key callerkey.Key) {
 func (n *NewKeyCalls) RejectionsWithin(d time.Duration) int {
 	n.setUp()
 	return n.Burst + int(n.Rate*d.Seconds()+0.5)
-}
-
-// Len returns how many accepted keys are remembered.
-func (n *NewKeyCalls) Len() int {
-	n.setUp()
-	return n.accepted.lru().Len()
 }
