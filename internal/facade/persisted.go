@@ -88,13 +88,13 @@ func registerPersisted(store graphql.Cache[string]) graphql.ResponseMiddleware {
 	}
 }
 
-// registerIfAccepted stores p's queries when the request's key is
-// accepted: an answer of the upstream for this key carried its rate-limit
-// headers (a key the upstream refuses gets none, and its readings are
-// forgotten).
+// registerIfAccepted stores p's queries when the upstream has accepted
+// the request's key (planner.Planner.Accepted: the one record of accepted
+// keys, which this process's answers feed). Not on a rate-limit reading
+// of the key, which a proxy's 429 makes up for any key.
 func registerIfAccepted(ctx context.Context, store graphql.Cache[string], p *pendingQueries) {
 	l := planner.From(ctx)
-	if l == nil || l.KeyError() != nil || l.RateLimit() == nil {
+	if l == nil || !l.Accepted() {
 		return
 	}
 	keyed, bounded := store.(keyedQueryStore)

@@ -251,6 +251,15 @@ func (l *Planner) KeyError() error {
 	return l.keyErr
 }
 
+// Accepted reports whether the upstream accepts the request's key: an
+// answer accepted it (Shared.Accepted, restclient.Call.KeyVerdict) and
+// none rejected it since. A rate-limit reading (RateLimit) is no such
+// proof: a reading is also made up from a 429 without Sure's headers, a
+// proxy's answer to any key.
+func (l *Planner) Accepted() bool {
+	return l.KeyError() == nil && l.shared.Accepted.Accepted(l.apiKey)
+}
+
 // RateLimit returns the last rate-limit headers seen for this key, in this
 // operation or an earlier one, or nil.
 func (l *Planner) RateLimit() *restclient.RateLimit {
