@@ -237,13 +237,14 @@ func New(cfg Config) http.Handler {
 	// Every line logged with a request's context names the request.
 	log := slog.New(requestid.LogHandler(cfg.Log.Handler()))
 	// The one record of the keys the upstream accepted, fed by the
-	// planners from every answer: whose operation names the metrics
-	// label, and whose subscriptions are not held to the share of keys
-	// not proven yet.
+	// planners from every answer (planner.Shared.Accepted): whose
+	// operation names the metrics label, whose persisted queries are
+	// registered, whose calls pass the bound of new keys, and whose
+	// subscriptions are not held to the share of keys not proven yet.
 	accepted := &restcache.AcceptedKeys{}
 	hubOpts := live.Options{
 		Poll: pollUpstream, MaxPerKey: cfg.MaxSubscriptionsPerKey, MaxTotal: cfg.MaxSubscriptions,
-		Meter: liveMeter(cfg.Metrics), Log: log, Draining: cfg.Draining, Accepted: accepted.AcceptedID,
+		Meter: liveMeter(cfg.Metrics), Log: log, Draining: cfg.Draining,
 	}
 	if cfg.Redis != nil {
 		hubOpts.Replicas = cfg.Redis.Live() // one poll per key and resource across the replicas

@@ -119,3 +119,36 @@ func TestSubscriptions_UnknownKeyCostsOneCall(t *testing.T) {
 		}
 	})
 }
+
+// A key new to the facade is proven by its first poll's answer (the one
+// record of accepted keys learns it there): its subscriptions to other
+// chats, which waited for that answer, then start their first polls all
+// at once, not one after another as a key not proven would.
+func TestSubscriptions_AFirstPollProvesTheKey(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newSubsEnv(t, facade.Config{MaxSubscriptions: 20}) // one subscription of keys not proven at a time
+		const fresh = "a-key-new-to-the-facade"
+		e.fake.AddKey(fresh, restclienttest.DemoKey)
+		chats := make([]string, 4)
+		for i := range chats {
+			chats[i] = e.newChat(restclienttest.DemoKey)
+		}
+		e.mu.Lock()
+		e.slow = func(string) time.Duration { return time.Second }
+		e.mu.Unlock()
+		before := e.total.Load()
+		for _, chat := range chats {
+			e.subscribeSSE(fresh, chatSubscription, map[string]any{"id": chat})
+		}
+		synctest.Wait()
+		if n := e.total.Load() - before; n != 1 {
+			t.Fatalf("%d first polls out at once for a key not proven, want 1", n)
+		}
+		time.Sleep(1500 * time.Millisecond) // the first answers at 1 s
+		synctest.Wait()
+		if n := e.total.Load() - before; n != int64(len(chats)) {
+			t.Errorf("%d first polls by 1.5 s, want %d: the first proved the key, the others start together", n, len(chats))
+		}
+		time.Sleep(time.Minute) // the polls end before the bubble does
+	})
+}

@@ -115,11 +115,6 @@ type Options struct {
 	// (redisstate.Live): one replica polls a key's resource and publishes
 	// what it read to the others. nil: each process polls for its own.
 	Replicas Replicas
-	// Accepted reports whether the upstream has accepted the key of this
-	// id (answered it 2xx, and not 401 since): its subscriptions are not
-	// held to MaxUnproven. nil: a key is proven only by a poll of its own
-	// that the upstream answered.
-	Accepted func(keyID string) bool
 	// MaxUnproven bounds the subscriptions of keys not proven yet (see
 	// Subscribe) waiting for their first poll, over every key: strangers
 	// with made-up keys take at most this share of MaxTotal, whatever
@@ -201,9 +196,6 @@ type Hub struct {
 	// unproven counts the subscriptions of keys not proven that wait for
 	// their loop's first poll (MaxUnproven).
 	unproven int
-	// proven counts, per key, its loops whose first poll the upstream
-	// answered: the upstream accepts the key.
-	proven map[string]int
 	// proving is the one loop of a key not proven whose first poll is
 	// out: the key's other new loops wait for its answer.
 	proving map[string]*loop
@@ -235,7 +227,7 @@ func New(opts Options) *Hub {
 	_, _ = rand.Read(id)
 	return &Hub{
 		opts: opts, id: hex.EncodeToString(id), perKey: map[string]int{}, loops: map[loopKey]*loop{},
-		proven: map[string]int{}, proving: map[string]*loop{},
+		proving: map[string]*loop{},
 	}
 }
 
@@ -259,13 +251,14 @@ type Subscription struct {
 // is returned and nothing stays open. A subscription past the limits is a
 // *LimitError, refused before any call.
 //
-// A key is proven once the upstream accepted it (Options.Accepted, or a
-// first poll of one of its loops answered). Until then its subscriptions
-// are held to MaxUnproven while their first poll is out, so that made-up
-// keys against a slow upstream cannot fill MaxTotal, and a key polls for
-// one resource at a time: its subscriptions to other resources wait for
-// that first answer, so a key the upstream rejects costs one call
-// (RejectedKeys refuses the others without one), not one per resource.
+// A key is proven once the upstream accepted it (p.Accepted: the one
+// record of accepted keys, which every answer feeds, a first poll's
+// included). Until then its subscriptions are held to MaxUnproven while
+// their first poll is out, so that made-up keys against a slow upstream
+// cannot fill MaxTotal, and a key polls for one resource at a time: its
+// subscriptions to other resources wait for that first answer, so a key
+// the upstream rejects costs one call (RejectedKeys refuses the others
+// without one), not one per resource.
 func (h *Hub) Subscribe(ctx context.Context, p *planner.Planner, res Resource) (*Subscription, error) {
 	if h.draining() {
 		return nil, ErrDraining
@@ -275,7 +268,7 @@ func (h *Hub) Subscribe(ctx context.Context, p *planner.Planner, res Resource) (
 	h.mu.Lock()
 	for {
 		proof := h.proving[k.key]
-		if proof == nil || h.loops[k] != nil || h.provenLocked(k.key) {
+		if proof == nil || h.loops[k] != nil || p.Accepted() {
 			break
 		}
 		h.mu.Unlock()
@@ -289,7 +282,7 @@ func (h *Hub) Subscribe(ctx context.Context, p *planner.Planner, res Resource) (
 	l := h.loops[k]
 	// A subscription waits for a first poll unless it joins a loop that
 	// has answered (a failed one is ending: it will be told the error).
-	unproven := !h.provenLocked(k.key) && (l == nil || !l.polled())
+	unproven := !p.Accepted() && (l == nil || !l.polled())
 	var refused *LimitError
 	switch {
 	case h.perKey[k.key] >= h.opts.MaxPerKey:
@@ -339,23 +332,15 @@ func (h *Hub) Subscribe(ctx context.Context, p *planner.Planner, res Resource) (
 	return sub, nil
 }
 
-// provenLocked reports whether the upstream accepted key (see Subscribe).
-func (h *Hub) provenLocked(key string) bool {
-	return h.proven[key] > 0 || (h.opts.Accepted != nil && h.opts.Accepted(key))
-}
-
 // settleLocked records that l's first poll answered (err nil) or failed:
-// its subscribers wait no more, and l proves its key or no longer tries
-// to. Called under h.mu, as l.first is closed.
+// its subscribers wait no more, and l no longer tries to prove its key
+// (an answer of the upstream accepting it did, in Shared.Accepted).
+// Called under h.mu, as l.first is closed.
 func (h *Hub) settleLocked(l *loop, err error) {
 	l.firstErr = err
 	close(l.first)
 	if h.proving[l.k.key] == l {
 		delete(h.proving, l.k.key)
-	}
-	if err == nil {
-		l.proves = true
-		h.proven[l.k.key]++
 	}
 	for s := range l.subs {
 		if s.unproven {

@@ -35,7 +35,6 @@ type loop struct {
 	last     *State // the newest state read; nil before the first poll
 	firstErr error
 	endErr   error // why a later poll ended the loop (Subscription.Err)
-	proves   bool  // its first poll answered: counted in Hub.proven
 
 	first chan struct{} // closed after the first poll
 	wake  chan struct{} // Expect
@@ -117,11 +116,6 @@ func (l *loop) end() {
 	}
 	if !l.polled() {
 		h.settleLocked(l, ErrDraining)
-	}
-	if l.proves {
-		if h.proven[l.k.key]--; h.proven[l.k.key] <= 0 {
-			delete(h.proven, l.k.key)
-		}
 	}
 	for s := range l.subs {
 		if !s.closed {
