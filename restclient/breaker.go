@@ -36,9 +36,9 @@ const (
 	// refused. A call that took longer marks its key slow (see
 	// slowMemory). server.go gives a fifth of -upstream-timeout.
 	DefaultBreakerProbeTimeout = 2 * time.Second
-	// DefaultBreakerKeys bounds the accepted keys the breaker remembers
-	// (a few hundred bytes each); past it the least recently heard is
-	// forgotten, and is a stranger to the breaker until its next answer.
+	// DefaultBreakerKeys bounds the accepted keys whose calls the breaker
+	// counts (a few hundred bytes each); past it the least recently heard
+	// is dropped with its calls, and counted afresh from its next call.
 	DefaultBreakerKeys = 10_000
 )
 
@@ -103,7 +103,7 @@ type BreakerOptions struct {
 	// keeps its key from probing for a while; 0 means
 	// DefaultBreakerProbeTimeout.
 	ProbeTimeout time.Duration
-	// Keys bounds the accepted keys remembered; 0 means
+	// Keys bounds the accepted keys whose calls are counted; 0 means
 	// DefaultBreakerKeys.
 	Keys int
 	// Log receives one line per change of state; nil means
@@ -118,12 +118,16 @@ type BreakerOptions struct {
 // caller's id (Caller.ID, a keyed hash of its key), so that no caller can
 // steer it for the others:
 //
-//   - Only keys the upstream accepted count: a key is accepted once the
-//     upstream answered it 2xx or 4xx other than 401 (Sure authenticates
-//     before anything else), and forgotten at a 401. A stranger's calls
-//     (random keys, revoked ones, a client without an id) are sent while
-//     the breaker is closed, but neither open nor close it, and are
-//     refused while it is open or half-open.
+//   - Only keys the upstream accepted count. The breaker keeps no record
+//     of its own of which keys those are: the client asks the record it
+//     was given (WithBreaker; restcache.AcceptedKeys in the facade, whose
+//     rule is Call.KeyVerdict), at each call and again at its end, after
+//     the caller's Observer has fed the record with the call's answer (a
+//     key's first accepting answer counts; a key answered 401 is dropped
+//     with its calls). A stranger's calls (random keys, revoked ones, a
+//     client without an id) are sent while the breaker is closed, but
+//     neither open nor close it, and are refused while it is open or
+//     half-open.
 //   - It opens on a failure share over the last Window, not on failures
 //     in a row: at least MinCalls calls of accepted keys ended in it, and
 //     the mean of each key's own failure share is Ratio or more. Each key
@@ -161,7 +165,8 @@ type Breaker struct {
 	transitions map[BreakerState]int64 // changes into each state
 	refused     int64                  // calls refused while open
 
-	// keys are the accepted keys, by id, least recently heard first.
+	// keys are what the breaker counts of the accepted keys it heard, by
+	// id, least recently heard first (at most Keys).
 	keys *simplelru.LRU[string, *breakerKey]
 	// active are the accepted keys with calls counted in the window (some
 	// may have aged out: dropped when next seen).
@@ -283,13 +288,24 @@ func NewBreaker(opts BreakerOptions) *Breaker {
 }
 
 // WithBreaker returns a copy of c whose calls go through b (nil: none).
-// Only the calls of a caller with an id (Caller.ID) can move it. Probe
-// does not go through it: readiness and the start's check see the
-// upstream as it is.
-func (c *Client) WithBreaker(b *Breaker) *Client {
+// accepted tells b whether the upstream accepted the key of a caller's
+// id (Caller.ID): only such callers' calls move it. It is asked at each
+// call and again once the call's Observer was told its answer, so that
+// an Observer that feeds the record of accepted keys (the planner does)
+// has the answer count; nil accepts no key, and b then never opens. Every
+// client of one breaker must give it the same record. Probe does not go
+// through it: readiness and the start's check see the upstream as it is.
+func (c *Client) WithBreaker(b *Breaker, accepted func(id string) bool) *Client {
 	cp := *c
 	cp.breaker = b
+	cp.accepted = accepted
 	return &cp
+}
+
+// acceptedID reports whether the record of accepted keys WithBreaker gave
+// holds the caller with this id.
+func (c *Client) acceptedID(id string) bool {
+	return id != "" && c.accepted != nil && c.accepted(id)
 }
 
 // breakerTicket is what allow hands a call it lets through, for done.
@@ -300,8 +316,9 @@ type breakerTicket struct {
 }
 
 // allow reports whether a call of the caller with this id (its method
-// says whether it may probe) may be sent, and gives it its ticket.
-func (b *Breaker) allow(ctx context.Context, id, method string) (breakerTicket, bool) {
+// and whether its key is accepted say whether it may probe) may be sent,
+// and gives it its ticket.
+func (b *Breaker) allow(ctx context.Context, id, method string, accepted bool) (breakerTicket, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now := b.now()
@@ -315,7 +332,7 @@ func (b *Breaker) allow(ctx context.Context, id, method string) (breakerTicket, 
 	case b.state == BreakerOpen:
 		b.setLocked(ctx, BreakerHalfOpen)
 	}
-	if b.probing || !b.mayProbeLocked(id, method, now) {
+	if b.probing || !b.mayProbeLocked(id, method, accepted, now) {
 		b.refused++
 		return t, false
 	}
@@ -327,18 +344,20 @@ func (b *Breaker) allow(ctx context.Context, id, method string) (breakerTicket, 
 // probe: a GET (a write's outcome would be unknown if the probe's timeout
 // cut it short) of an accepted key with no slow call of late, or of any
 // accepted key once the breaker waited a cooldown for such a one.
-func (b *Breaker) mayProbeLocked(id, method string, now time.Time) bool {
-	if method != http.MethodGet || id == "" {
+func (b *Breaker) mayProbeLocked(id, method string, accepted bool, now time.Time) bool {
+	if method != http.MethodGet || id == "" || !accepted {
 		return false
 	}
-	k, ok := b.keys.Peek(id)
-	return ok && (!now.Before(k.slowUntil) || now.Sub(b.since) >= b.cooldown)
+	k, heard := b.keys.Peek(id)
+	return !heard || !now.Before(k.slowUntil) || now.Sub(b.since) >= b.cooldown
 }
 
 // done records the outcome of a call allow let through: status is the
 // answer's (0: none came; -1: not sent after all); canceled says the
-// caller went away before an answer, which tells nothing of the upstream.
-func (b *Breaker) done(ctx context.Context, t breakerTicket, status int, canceled bool) {
+// caller went away before an answer, which tells nothing of the upstream;
+// accepted, whether the caller's key is accepted now that its answer was
+// learnt.
+func (b *Breaker) done(ctx context.Context, t breakerTicket, status int, canceled, accepted bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if t.probe {
@@ -348,7 +367,7 @@ func (b *Breaker) done(ctx context.Context, t breakerTicket, status int, cancele
 		return // not sent, or the caller left: try again with another
 	}
 	now := b.now()
-	k := b.learnLocked(t.id, status)
+	k := b.keyLocked(t.id, accepted)
 	if k != nil && now.Sub(t.start) >= b.probeTimeout {
 		k.slowUntil = now.Add(slowMemory)
 	}
@@ -374,40 +393,29 @@ func (b *Breaker) done(ctx context.Context, t breakerTicket, status int, cancele
 	}
 }
 
-// learnLocked learns from an answer's status whether the caller's key is
-// accepted, and returns its entry, nil for a stranger.
-func (b *Breaker) learnLocked(id string, status int) *breakerKey {
+// keyLocked returns the entry of the caller with this id, made at its
+// first call, when its key is accepted; nil for a stranger. A key no
+// longer accepted (answered 401, or gone from the record) is dropped with
+// its calls.
+func (b *Breaker) keyLocked(id string, accepted bool) *breakerKey {
 	if id == "" {
 		return nil
 	}
-	k, known := b.keys.Get(id)
-	switch {
-	case status == http.StatusUnauthorized:
-		if known {
-			b.keys.Remove(id) // forgetLocked drops its calls
-		}
+	if !accepted {
+		b.keys.Remove(id) // forgetLocked drops its calls
 		return nil
-	case known:
-		return k
-	case accepts(status):
-		k = &breakerKey{id: id}
-		b.keys.Add(id, k)
+	}
+	if k, heard := b.keys.Get(id); heard {
 		return k
 	}
-	return nil
+	k := &breakerKey{id: id}
+	b.keys.Add(id, k)
+	return k
 }
 
-// accepts reports whether an answer of this status shows that the
-// upstream accepted the key: Sure answers 401 to a key it does not know
-// before anything else, so any other 4xx or a 2xx is an accepted key's.
-// No answer, a gateway's 5xx, an app's 500 or a redirect says nothing of
-// the key.
-func accepts(status int) bool {
-	return (status >= 200 && status < 300) || (status >= 400 && status < 500 && status != http.StatusUnauthorized)
-}
-
-// forgetLocked drops what the breaker counted of a key it forgets (a 401,
-// or pushed out by newer keys); b.mu is held (the LRU calls it).
+// forgetLocked drops what the breaker counted of a key it forgets (no
+// longer accepted, or pushed out by newer keys); b.mu is held (the LRU
+// calls it).
 func (b *Breaker) forgetLocked(id string, k *breakerKey) {
 	if _, ok := b.active[id]; ok {
 		b.total.subtract(&k.tally)

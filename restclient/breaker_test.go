@@ -17,14 +17,36 @@ type breakerRig struct {
 	b   *Breaker
 	now time.Time
 	ctx context.Context
+	// accepted plays the record of accepted keys the client gives the
+	// breaker (restcache.AcceptedKeys in the facade).
+	accepted map[string]bool
 }
 
 func newBreakerRig(t *testing.T, opts BreakerOptions) *breakerRig {
-	r := &breakerRig{t: t, now: time.Date(2026, 11, 22, 4, 0, 0, 0, time.UTC), ctx: t.Context()}
+	r := &breakerRig{t: t, now: time.Date(2026, 11, 22, 4, 0, 0, 0, time.UTC), ctx: t.Context(), accepted: map[string]bool{}}
 	opts.Now = func() time.Time { return r.now }
 	opts.Log = slog.New(slog.DiscardHandler)
 	r.b = NewBreaker(opts)
 	return r
+}
+
+// allow asks the breaker to let a call of key id through, as the client
+// does.
+func (r *breakerRig) allow(id, method string) (breakerTicket, bool) {
+	return r.b.allow(r.ctx, id, method, r.accepted[id])
+}
+
+// done ends a call with status as the client does: the record of accepted
+// keys learns the answer (the planner's observer, told first), then the
+// breaker hears the outcome.
+func (r *breakerRig) done(t breakerTicket, status int, canceled bool) {
+	switch (Call{Status: status}).KeyVerdict() {
+	case KeyAccepted:
+		r.accepted[t.id] = true
+	case KeyRejected:
+		delete(r.accepted, t.id)
+	}
+	r.b.done(r.ctx, t, status, canceled, r.accepted[t.id])
 }
 
 // call sends one GET of key id that ends at once with status; false when
@@ -36,12 +58,12 @@ func (r *breakerRig) call(id string, status int) bool {
 // callFor sends one call of key id with method that takes the time given
 // (by the rig's clock) and ends with status.
 func (r *breakerRig) callFor(id, method string, status int, took time.Duration) bool {
-	t, ok := r.b.allow(r.ctx, id, method)
+	t, ok := r.allow(id, method)
 	if !ok {
 		return false
 	}
 	r.now = r.now.Add(took)
-	r.b.done(r.ctx, t, status, false)
+	r.done(t, status, false)
 	return true
 }
 
@@ -50,7 +72,7 @@ func (r *breakerRig) callFor(id, method string, status int, took time.Duration) 
 func (r *breakerRig) start(id string, n int) []breakerTicket {
 	var out []breakerTicket
 	for range n {
-		if t, ok := r.b.allow(r.ctx, id, http.MethodGet); ok {
+		if t, ok := r.allow(id, http.MethodGet); ok {
 			out = append(out, t)
 		}
 	}
@@ -60,7 +82,7 @@ func (r *breakerRig) start(id string, n int) []breakerTicket {
 // end ends the calls start let through, each with status.
 func (r *breakerRig) end(calls []breakerTicket, status int) {
 	for _, t := range calls {
-		r.b.done(r.ctx, t, status, false)
+		r.done(t, status, false)
 	}
 }
 
@@ -85,8 +107,8 @@ func TestBreaker_States(t *testing.T) {
 	}
 	r.want(BreakerClosed) // 11 answers
 	for range 5 {
-		tk, _ := r.b.allow(r.ctx, key, http.MethodGet)
-		r.b.done(r.ctx, tk, 0, true) // callers that went away before an answer
+		tk, _ := r.allow(key, http.MethodGet)
+		r.done(tk, 0, true) // callers that went away before an answer
 	}
 	r.want(BreakerClosed)
 	// 11 answers and 10 failures: under half.
@@ -101,26 +123,26 @@ func TestBreaker_States(t *testing.T) {
 	}
 
 	r.now = r.now.Add(time.Minute)
-	probe, ok := r.b.allow(r.ctx, key, http.MethodGet)
+	probe, ok := r.allow(key, http.MethodGet)
 	if !ok || !probe.probe {
 		t.Fatal("after the cooldown no probe was let through")
 	}
 	r.want(BreakerHalfOpen)
-	if _, ok := r.b.allow(r.ctx, key, http.MethodGet); ok {
+	if _, ok := r.allow(key, http.MethodGet); ok {
 		t.Error("a second call was sent while the probe was on its way")
 	}
-	r.b.done(r.ctx, probe, 503, false)
+	r.done(probe, 503, false)
 	r.want(BreakerOpen)
 
 	r.now = r.now.Add(time.Minute)
-	probe, _ = r.b.allow(r.ctx, key, http.MethodGet)
-	r.b.done(r.ctx, probe, 0, true) // the probe's caller left: try again
+	probe, _ = r.allow(key, http.MethodGet)
+	r.done(probe, 0, true) // the probe's caller left: try again
 	r.want(BreakerHalfOpen)
-	probe, ok = r.b.allow(r.ctx, key, http.MethodGet)
+	probe, ok = r.allow(key, http.MethodGet)
 	if !ok || !probe.probe {
 		t.Fatal("after a canceled probe no new probe was let through")
 	}
-	r.b.done(r.ctx, probe, 401, false) // an answer: the upstream is back
+	r.done(probe, 401, false) // an answer: the upstream is back
 	r.want(BreakerClosed)
 	transitions, refused := r.b.Counts()
 	if transitions[BreakerOpen] != 2 || transitions[BreakerHalfOpen] != 2 || transitions[BreakerClosed] != 1 || refused != 2 {
@@ -429,7 +451,7 @@ func TestBreaker_ThroughTheClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base = base.WithBreaker(r.b)
+	base = base.WithBreaker(r.b, func(id string) bool { return r.accepted[id] })
 	page := ListCategoriesOptions{Page: 1, PerPage: 1}
 	stranger := base.WithAPIKey("key-a")
 	for range 50 {

@@ -137,6 +137,9 @@ type Client struct {
 	retry    RetryPolicy
 	fetcher  Fetcher
 	breaker  *Breaker // nil: none
+	// accepted tells the breaker which callers' keys the upstream
+	// accepted (WithBreaker).
+	accepted func(id string) bool
 	// callerID names the caller to the breaker (Caller.ID): a keyed hash
 	// of its key, never the key; "" for a client bound to no caller.
 	callerID string
@@ -671,13 +674,15 @@ func (c *Client) once(ctx context.Context, method, path string, query url.Values
 	// would count against the operation's budget.
 	status := 0
 	if c.breaker != nil {
-		ticket, ok := c.breaker.allow(ctx, c.callerID, method)
+		ticket, ok := c.breaker.allow(ctx, c.callerID, method, c.acceptedID(c.callerID))
 		if !ok {
 			return nil, circuitOpen(op)
 		}
 		// Released on every way out: status 0 is no answer. Whether the
-		// caller left is read from its context, not the probe's below.
-		defer func() { c.breaker.done(ctx, ticket, status, ctx.Err() != nil) }()
+		// caller left is read from its context, not the probe's below;
+		// whether its key is accepted, once the Observer heard the
+		// answer (it is told first, below).
+		defer func() { c.breaker.done(ctx, ticket, status, ctx.Err() != nil, c.acceptedID(ticket.id)) }()
 		if ticket.probe {
 			// The probe is quick or a failure: every other call waits
 			// for it.

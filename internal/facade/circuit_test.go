@@ -267,3 +267,28 @@ func TestCircuitBreaker_OneCallersServerErrorsDoNotOpenIt(t *testing.T) {
 		t.Errorf("after 500s the breaker is %s, want closed", st)
 	}
 }
+
+// A routing error (Rails' 404 for a path it has no route for, answered
+// before authentication and without Sure's rate-limit reading) says
+// nothing of the key: a stranger that draws one, asking an older Sure
+// for its imports, stays a stranger to the breaker, and its failures in
+// an outage neither open nor close it. When the breaker counted any 4xx
+// but 401 as accepting the key, that stranger opened it alone.
+func TestCircuitBreaker_ARoutingErrorAcceptsNoKey(t *testing.T) {
+	t.Parallel()
+	breaker := restclient.NewBreaker(restclient.BreakerOptions{MinCalls: 2, Log: slog.New(slog.DiscardHandler)})
+	out := &outage{}
+	e := newEnv(t, withUpstream(restclienttest.WithVersion(restclienttest.Legacy)), withUpstreamWrapper(out.wrap),
+		withRetry(restclient.RetryPolicy{}), withConfig(func(c *facade.Config) { c.Breaker = breaker }))
+	const stranger = "a-key-the-upstream-never-issued"
+	wantError(t, e.do(stranger, `{ imports(first: 1) { totalCount } }`, nil), "UNSUPPORTED_BY_UPSTREAM")
+	out.down.Store(true)
+	for i := range 3 {
+		if a := askTotalDuringOutage(t, e, stranger, 1+i); a.code != "UPSTREAM_UNAVAILABLE" || a.reason == restclient.ReasonCircuitOpen {
+			t.Errorf("the stranger's read %d in the outage: %+v, want UPSTREAM_UNAVAILABLE from the upstream, not circuit_open", i, a)
+		}
+	}
+	if st := breaker.Status().State; st != restclient.BreakerClosed {
+		t.Errorf("after a stranger's routing 404 and its failures the breaker is %s, want closed", st)
+	}
+}

@@ -165,8 +165,9 @@ type Config struct {
 	// document runs. nil holds none and lets any document run.
 	Documents *gqlhttp.Documents
 	// Breaker, when set, is the upstream's circuit breaker: every call to
-	// Upstream goes through it (restclient.Client.WithBreaker), and
-	// /readyz?verbose and the metrics report its state. nil: none.
+	// Upstream goes through it (restclient.Client.WithBreaker, with the
+	// facade's record of accepted keys), and /readyz?verbose and the
+	// metrics report its state. nil: none. Give it to one facade only.
 	Breaker *restclient.Breaker
 	// Draining is closed when the server starts shutting down: /readyz
 	// answers 503 from then on, while requests are still served. nil:
@@ -231,17 +232,18 @@ const (
 // and Redis's state, which never fail it) and, with Metrics, /metrics.
 func New(cfg Config) http.Handler {
 	cfg = cfg.withDefaults()
+	// The one record of the keys the upstream accepted, fed by the
+	// planners from every answer (planner.Shared.Accepted): whose calls
+	// the breaker counts, whose calls pass the bound of new keys, whose
+	// operation names the metrics label, whose persisted queries are
+	// registered, and whose subscriptions are not held to the share of
+	// keys not proven yet.
+	accepted := &restcache.AcceptedKeys{}
 	if cfg.Upstream != nil && cfg.Breaker != nil {
-		cfg.Upstream = cfg.Upstream.WithBreaker(cfg.Breaker)
+		cfg.Upstream = cfg.Upstream.WithBreaker(cfg.Breaker, accepted.AcceptedID)
 	}
 	// Every line logged with a request's context names the request.
 	log := slog.New(requestid.LogHandler(cfg.Log.Handler()))
-	// The one record of the keys the upstream accepted, fed by the
-	// planners from every answer (planner.Shared.Accepted): whose
-	// operation names the metrics label, whose persisted queries are
-	// registered, whose calls pass the bound of new keys, and whose
-	// subscriptions are not held to the share of keys not proven yet.
-	accepted := &restcache.AcceptedKeys{}
 	hubOpts := live.Options{
 		Poll: pollUpstream, MaxPerKey: cfg.MaxSubscriptionsPerKey, MaxTotal: cfg.MaxSubscriptions,
 		Meter: liveMeter(cfg.Metrics), Log: log, Draining: cfg.Draining,
