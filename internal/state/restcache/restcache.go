@@ -1,7 +1,8 @@
 // Package restcache holds what the facade shares between requests to save
 // upstream calls: a coalescer that lets identical GETs in flight at the same
 // moment share one call, an optional TTL cache of GET answers, and what is
-// known of each key (its rate limit, its family's size, its writes). All of
+// known of each key (its rate limit, its family's size, its writes, whether
+// the upstream accepted or rejected it: AcceptedKeys, RejectedKeys). All of
 // it is keyed by a hash of the API key, so nothing is ever shared between
 // two keys, and every map keyed by a caller is bounded.
 package restcache
