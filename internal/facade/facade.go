@@ -128,8 +128,11 @@ type Config struct {
 	// Demo says Upstream is the built-in demo upstream: /readyz reports
 	// mode "demo" and the playground shows a notice.
 	Demo bool
-	// Now is the clock of the readiness cache (see ReadinessTTL); nil
-	// means time.Now.
+	// Now is the clock of the readiness cache (see ReadinessTTL) and of
+	// the cached answers' age, which their freshness is judged by
+	// (restcache.Freshness.Now); nil means time.Now. A test that counts
+	// calls gives a clock of its own: its cached answers then age by it,
+	// not by how long a busy machine takes.
 	Now func() time.Time
 	// Metrics counts operations, upstream calls, savings and refusals, and
 	// is served at GET /metrics; nil turns metrics off. Build one per
@@ -495,7 +498,7 @@ func newShared(cfg Config, log *slog.Logger, accepted *restcache.AcceptedKeys) *
 	if cfg.TracerProvider != nil {
 		shared.Upstream = shared.Upstream.WithTransport(tracedUpstream(cfg.TracerProvider, cfg.Propagator))
 	}
-	fresh := restcache.Freshness{Cap: max(cfg.CacheTTL, 0), StaleMax: max(cfg.StaleMax, 0), Quota: shared.RateLimits.Get}
+	fresh := restcache.Freshness{Cap: max(cfg.CacheTTL, 0), StaleMax: max(cfg.StaleMax, 0), Quota: shared.RateLimits.Get, Now: cfg.Now}
 	switch {
 	case cfg.CacheTTL < 0:
 	case cfg.Redis != nil:

@@ -93,6 +93,36 @@ func TestFreshness_DefaultsPerResource(t *testing.T) {
 	})
 }
 
+// A cached answer ages by the handler's clock (Config.Now), not by the
+// time the machine takes: on a clock that stands still it stays fresh
+// however slow the machine, and past its window on that clock it is read
+// again. Outside a bubble (the upstream on loopback, as newEnv's), so
+// nothing but Config.Now can make the answer old.
+func TestFreshness_JudgedOnTheHandlersClock(t *testing.T) {
+	t.Parallel()
+	clock := &fakeClock{t: time.Now().Truncate(time.Millisecond)}
+	e := newEnv(t, withConfig(func(c *facade.Config) {
+		c.CacheTTL = time.Hour // the rule's windows, capped at an hour
+		c.Now = clock.now
+	}))
+	for i, step := range []struct {
+		after time.Duration
+		calls int
+	}{
+		{0, 1},
+		{20 * time.Second, 0}, // within the categories' short end (30 s)
+		{0, 0},
+		{6 * time.Minute, 1}, // past their long end (5 min), whatever the key spent
+		{0, 0},
+	} {
+		clock.advance(step.after)
+		r := e.ok(restclienttest.DemoKey, categoriesQuery, nil, nil)
+		if r.calls != step.calls {
+			t.Errorf("step %d (clock moved %v): %d calls, want %d", i, step.after, r.calls, step.calls)
+		}
+	}
+}
+
 // A key's own write is visible at once, whatever the freshness of what it
 // read before.
 func TestFreshness_OwnWriteVisibleAtOnce(t *testing.T) {

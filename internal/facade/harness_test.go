@@ -75,14 +75,30 @@ func messagesPerPage(v restclienttest.Version) int {
 // withRetry replaces the harness's retry policy (one retry, no wait).
 func withRetry(p restclient.RetryPolicy) envOption { return func(c *envConfig) { c.retry = &p } }
 
+// withTimeout bounds each upstream attempt (none by default: see newEnv).
 func withTimeout(d time.Duration) envOption { return func(c *envConfig) { c.timeout = d } }
 
 // withConfig adjusts the facade's configuration.
 func withConfig(f func(*facade.Config)) envOption { return func(c *envConfig) { f(&c.facade) } }
 
+// The harness's tests count calls: nothing in an env may depend on how
+// fast a busy machine runs (the race detector on 2 shared cores takes
+// seconds to answer a burst of 50 pages of the large family).
+//   - Its upstream calls have no timeout of their own unless a test sets
+//     one (withTimeout): a timed-out GET is retried, and the retry is one
+//     more call the upstream counts (the large family's 50 pages cost 51
+//     to 98 calls at load 12).
+//   - An operation's deadline is harnessDeadline unless a test sets one
+//     (Config.OperationTimeout): it ends a call that hangs, and no busy
+//     machine reaches it.
+//   - The facade's clock (Config.Now: the cached answers' age) stands
+//     still unless a test sets one: an answer a test cached stays fresh
+//     however long the test takes.
+//
+// Tests of timeouts run in a bubble (inBubble), on its clock.
 func newEnv(t *testing.T, opts ...envOption) *env {
 	t.Helper()
-	cfg := envConfig{timeout: 5 * time.Second}
+	cfg := envConfig{facade: facade.Config{Now: standingClock(), OperationTimeout: harnessDeadline}}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -221,4 +237,17 @@ func wantError(t *testing.T, r result, code string) gotError {
 	}
 	t.Fatalf("want an error with code %s, got %v (data %s)", code, r.errs, r.data)
 	return gotError{}
+}
+
+// harnessDeadline is the operations' deadline in the harness: over 3× the
+// longest operation measured on a 2-core machine at load 12 with the race
+// detector (the large family's 50 pages, 12 such operations at once: 18 s,
+// past production's 15 s).
+const harnessDeadline = time.Minute
+
+// standingClock returns a clock that reads the time it was made at, to the
+// millisecond (Redis keeps times to the millisecond).
+func standingClock() func() time.Time {
+	at := time.Now().Truncate(time.Millisecond)
+	return func() time.Time { return at }
 }

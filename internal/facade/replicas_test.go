@@ -39,28 +39,35 @@ func newCluster(t *testing.T, n int, cacheTTL time.Duration) *cluster {
 	c := &cluster{t: t, redis: redistest.Start(t), upstream: restclienttest.New()}
 	upSrv := httptest.NewServer(c.upstream)
 	t.Cleanup(upSrv.Close)
+	// As newEnv's, and for the same reason: no timeout of the upstream
+	// calls' own, harnessDeadline, and one clock that stands still for
+	// every replica.
+	now := standingClock()
 	for range n {
 		tr := restclient.NewTransport(0)
 		t.Cleanup(tr.CloseIdleConnections)
 		client, err := restclient.New(upSrv.URL,
-			restclient.WithHTTPClient(&http.Client{Timeout: 5 * time.Second, Transport: tr}),
+			restclient.WithHTTPClient(&http.Client{Transport: tr}),
 			restclient.WithRetryPolicy(restclient.RetryPolicy{MaxRetries: 1}))
 		if err != nil {
 			t.Fatal(err)
 		}
 		// A short cooldown, so that the kill test sees the replicas take
-		// Redis up again within its bounded wait; a timeout that the race
-		// detector on a busy 2-core machine does not reach on loopback (a
-		// killed Redis refuses connections at once, so it is not waited).
+		// Redis up again within its bounded wait. A Redis round trip that
+		// times out is answered from the upstream (a call the test
+		// counts), and on a busy 2-core machine the race detector made
+		// loopback round trips take over 2 s: a timeout no slowness
+		// reaches (a killed Redis refuses connections at once, so it is
+		// not waited).
 		store, err := redisstate.Open(c.redis.URL(), redisstate.Options{
-			Secret: []byte(replicaSecret), Cooldown: 100 * time.Millisecond, Timeout: 2 * time.Second,
+			Secret: []byte(replicaSecret), Cooldown: 100 * time.Millisecond, Timeout: time.Minute,
 			Log: slog.New(slog.DiscardHandler)})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = store.Close() })
 		srv := httptest.NewServer(facade.New(facade.Config{
-			Upstream: client, Log: slog.New(slog.DiscardHandler), CacheTTL: cacheTTL,
+			Upstream: client, Log: slog.New(slog.DiscardHandler), CacheTTL: cacheTTL, Now: now, OperationTimeout: harnessDeadline,
 			Redis: store, Metrics: metrics.New(),
 		}))
 		t.Cleanup(srv.Close)
