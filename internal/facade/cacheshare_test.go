@@ -13,7 +13,8 @@ import (
 	"github.com/suregql/suregql/restclient"
 )
 
-// cachedFacade is freshFacade with cfg changed by set.
+// cachedFacade returns the facade with its defaults over up (see
+// freshFacade), with cfg changed by set.
 func cachedFacade(t *testing.T, up *restclienttest.Server, set func(*facade.Config)) http.Handler {
 	t.Helper()
 	client, err := restclient.New("http://sure.test", restclient.WithHTTPClient(&http.Client{

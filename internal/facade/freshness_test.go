@@ -35,17 +35,11 @@ type freshAnswer struct {
 // breaker is set.
 func freshFacade(t *testing.T, up *restclienttest.Server, breaker bool) http.Handler {
 	t.Helper()
-	client, err := restclient.New("http://sure.test", restclient.WithHTTPClient(&http.Client{
-		Transport: facade.HandlerTransport{Handler: up},
-	}), restclient.WithRetryPolicy(restclient.RetryPolicy{}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := facade.Config{Upstream: client, DisablePlayground: true, Log: slog.New(slog.DiscardHandler)}
-	if breaker {
-		cfg.Breaker = restclient.NewBreaker(restclient.BreakerOptions{MinCalls: 1, Cooldown: time.Hour, Log: slog.New(slog.DiscardHandler)})
-	}
-	return facade.New(cfg)
+	return cachedFacade(t, up, func(cfg *facade.Config) {
+		if breaker {
+			cfg.Breaker = restclient.NewBreaker(restclient.BreakerOptions{MinCalls: 1, Cooldown: time.Hour, Log: slog.New(slog.DiscardHandler)})
+		}
+	})
 }
 
 // askFresh posts query to h as the demo key and reads the answer.

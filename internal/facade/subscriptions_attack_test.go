@@ -19,6 +19,12 @@ import (
 
 // activeSubscriptions reads suregql_subscriptions_active, all resources.
 func activeSubscriptions(t *testing.T, m *metrics.Metrics) float64 {
+	return gaugeSum(t, m, "suregql_subscriptions_active")
+}
+
+// gaugeSum reads the gauge named name, summed over its labels (0 when it
+// has no series yet).
+func gaugeSum(t *testing.T, m *metrics.Metrics, name string) float64 {
 	t.Helper()
 	mfs, err := m.Registry().Gather()
 	if err != nil {
@@ -26,7 +32,7 @@ func activeSubscriptions(t *testing.T, m *metrics.Metrics) float64 {
 	}
 	var n float64
 	for _, mf := range mfs {
-		if mf.GetName() == "suregql_subscriptions_active" {
+		if mf.GetName() == name {
 			for _, x := range mf.GetMetric() {
 				n += x.GetGauge().GetValue()
 			}

@@ -24,17 +24,7 @@ import (
 
 // openWebSockets reads suregql_websockets_open.
 func openWebSockets(t *testing.T, m *metrics.Metrics) float64 {
-	t.Helper()
-	mfs, err := m.Registry().Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() == "suregql_websockets_open" {
-			return mf.GetMetric()[0].GetGauge().GetValue()
-		}
-	}
-	return 0
+	return gaugeSum(t, m, "suregql_websockets_open")
 }
 
 // dialRawWS opens a WebSocket offering protocols, and sends nothing.
